@@ -1,0 +1,60 @@
+// The run configuration: everything the flags say, validated, in one plain struct that the
+// later layers (plan, fabric, engine, io) read and never write.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace rdmamesh {
+
+enum class op_kind : std::uint8_t { write_imm, write };
+
+std::string_view to_string(op_kind op);
+
+// True when the receiver gets a completion per message, so it can count and verify.
+constexpr bool receiver_sees_messages(op_kind op) {
+  return op == op_kind::write_imm;
+}
+
+struct options {
+  op_kind op = op_kind::write_imm;
+  std::uint64_t size = 64ULL << 10;  // bytes per message
+  double duration_s = 5.0;         // measured seconds (duration mode)
+  double warmup_s = 1.0;           // unmeasured seconds before the interval
+  std::uint64_t iters = 0;         // messages per pair; 0 = duration mode
+  std::uint32_t tx_depth = 128;    // outstanding WRs per QP
+  std::uint32_t rx_depth = 512;    // receives posted per QP (write_imm)
+  int qp_timeout = 18;             // RC transport timeout: 4.096 us * 2^N per try
+  std::uint64_t peer_buffer = 0;   // receive bytes per peer; 0 = automatic
+  std::string ib_dev;              // empty = first device with an ACTIVE port
+  int ib_port = 0;                 // 0 = first ACTIVE port
+  int gid_index = -1;              // -1 = automatic (RoCE v2, IPv4-mapped first)
+  std::string output;              // HDF5 file; empty = none
+  bool force = false;              // overwrite output
+  bool verify = false;             // check every payload
+  double timeout_s = 30.0;         // bound on every wait for peers
+
+  bool duration_mode() const { return iters == 0; }
+};
+
+// Each option as (long flag, canonical value): the `#` header, the HDF5 config, and the
+// cross-rank comparison all read this one list.
+std::vector<std::pair<std::string, std::string>> describe(const options& o);
+
+struct parse_outcome {
+  std::optional<options> opts;  // set when the run goes ahead
+  int exit_code = 0;            // otherwise exit with this code...
+  std::string text;             // ...after printing this (help/version: stdout; error: stderr)
+};
+
+// Never throws and never exits: a bad flag becomes exit_code 2 and one line naming the fix.
+parse_outcome parse_command_line(int argc, const char* const* argv);
+
+// argv as one shell-quoted line, for the results file.
+std::string join_command_line(int argc, const char* const* argv);
+
+}  // namespace rdmamesh

@@ -1,0 +1,49 @@
+// Which device, port and GID a rank uses. discover() asks libibverbs; choose_port() is a pure
+// function of what was discovered and the flags, so every rule and error text is unit-tested.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <infiniband/verbs.h>
+
+#include "rdmamesh/cli/options.hpp"
+#include "rdmamesh/verbs/device.hpp"
+
+namespace rdmamesh::fabric {
+
+struct port_desc {
+  int port = 1;
+  ibv_port_state state = IBV_PORT_DOWN;
+  bool ethernet = false;  // RoCE; otherwise InfiniBand
+  ibv_mtu active_mtu = IBV_MTU_1024;
+  std::uint16_t lid = 0;
+  std::vector<verbs::gid_entry> gids;  // valid entries only
+};
+
+struct device_desc {
+  std::string name;
+  std::vector<port_desc> ports;
+};
+
+struct port_choice {
+  std::string device;
+  int port = 1;
+  bool ethernet = false;
+  ibv_mtu mtu = IBV_MTU_1024;
+  std::uint16_t lid = 0;
+  int gid_index = -1;  // -1: no GRH (InfiniBand by LID)
+  verbs::gid_entry gid;
+};
+
+// The one-line message for a machine without RDMA devices, naming the ways to get one.
+std::string no_device_message();
+
+// Devices libibverbs sees, with their ports and GIDs; when `only` is set, other devices are
+// listed by name alone (their ports are not queried).
+std::vector<device_desc> discover(const std::string& only = {});
+
+// Throws usage_error with a message that names the fix when nothing fits.
+port_choice choose_port(const std::vector<device_desc>& devices, const options& o);
+
+}  // namespace rdmamesh::fabric

@@ -1,0 +1,48 @@
+// The HDF5 results file (schema "rdmamesh/1", documented in README.md). Rank 0 creates it
+// before any traffic, so a bad path fails fast; each run is written and flushed as it ends,
+// so results measured so far survive a later failure.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rdmamesh/cli/options.hpp"
+#include "rdmamesh/fabric/rank_info.hpp"
+#include "rdmamesh/io/h5.hpp"
+#include "rdmamesh/stats/matrix.hpp"
+
+namespace rdmamesh::io {
+
+inline constexpr const char* schema_name = "rdmamesh/1";
+
+// Throws usage_error when `path` cannot be created: folder missing or not writable, or the
+// file exists and `force` is off.
+void check_output_path(const std::string& path, bool force);
+
+class results_file {
+ public:
+  results_file(const std::string& path, bool force, std::uint32_t n_ranks, const std::string& command_line);
+  ~results_file();
+  results_file(const results_file&) = delete;
+  results_file& operator=(const results_file&) = delete;
+
+  void write_config(const std::vector<std::pair<std::string, std::string>>& config);
+  void write_ranks(std::span<const fabric::rank_info> ranks);
+  void write_run(std::uint32_t index, const options& o, const stats::run_matrices& m,
+                 const std::vector<std::string>& events);
+  // `complete` = 1 only when every planned run was written; `status` says why not otherwise.
+  void finish(bool complete, const std::string& status);
+  void flush();
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::uint32_t n_ranks_;
+  h5::handle file_;
+};
+
+}  // namespace rdmamesh::io

@@ -1,0 +1,124 @@
+// The only place rdmamesh calls MPI: environment lifetime, typed collectives over trivially
+// copyable structs, and non-blocking requests that callers poll while they keep the
+// fabric progressing (a blocked rank that stops polling can stall its peers' sends).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <mpi.h>
+
+namespace rdmamesh::mpi {
+
+// An MPI call failed; the message names the call and MPI's error string.
+class mpi_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+void check(int rc, const char* call);
+
+// MPI_Init / MPI_Finalize. Errors return codes (MPI_ERRORS_RETURN) so they become exceptions.
+class environment {
+ public:
+  environment(int& argc, char**& argv);
+  ~environment();
+  environment(const environment&) = delete;
+  environment& operator=(const environment&) = delete;
+};
+
+// A pending non-blocking collective; test() is cheap enough to call from a progress loop.
+class request {
+ public:
+  request() = default;
+  explicit request(MPI_Request r) : req_(r) {}
+  request(request&& o) noexcept : req_(o.req_) { o.req_ = MPI_REQUEST_NULL; }
+  request& operator=(request&& o) noexcept;
+  request(const request&) = delete;
+  request& operator=(const request&) = delete;
+  ~request();
+  bool test();
+
+ private:
+  MPI_Request req_ = MPI_REQUEST_NULL;
+};
+
+class world {
+ public:
+  world();  // MPI_COMM_WORLD
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  void barrier() const;
+  request ibarrier() const;
+  bool all_true(bool mine) const;  // logical AND over ranks
+  double max(double mine) const;
+
+  // Every rank's string, in rank order (on every rank).
+  std::vector<std::string> allgather_strings(const std::string& mine) const;
+  // Rank 0's string on every rank.
+  std::string bcast_string(const std::string& from_root) const;
+
+  template <class T>
+  std::vector<T> allgather(const T& mine) const {
+    static_assert(std::is_trivially_copyable_v<T>);
+    std::vector<T> all(static_cast<std::size_t>(size_));
+    check(MPI_Allgather(&mine, sizeof(T), MPI_BYTE, all.data(), sizeof(T), MPI_BYTE, comm_), "MPI_Allgather");
+    return all;
+  }
+
+  // Rank r's `mine` (same length everywhere) concatenated on root, empty elsewhere.
+  template <class T>
+  std::vector<T> gather(std::span<const T> mine, int root = 0) const {
+    static_assert(std::is_trivially_copyable_v<T>);
+    std::vector<T> all(rank_ == root ? mine.size() * static_cast<std::size_t>(size_) : 0);
+    check(MPI_Gather(mine.data(), bytes(mine.size() * sizeof(T)), MPI_BYTE, all.data(), bytes(mine.size() * sizeof(T)),
+                     MPI_BYTE, root, comm_),
+          "MPI_Gather");
+    return all;
+  }
+
+  // send holds `per_rank` elements for each destination rank, in rank order; the result holds
+  // `per_rank` elements from each source rank.
+  template <class T>
+  std::vector<T> alltoall(std::span<const T> send, std::size_t per_rank) const {
+    static_assert(std::is_trivially_copyable_v<T>);
+    check_alltoall_shape(send.size(), per_rank);
+    std::vector<T> recv(send.size());
+    check(MPI_Alltoall(send.data(), bytes(per_rank * sizeof(T)), MPI_BYTE, recv.data(), bytes(per_rank * sizeof(T)),
+                       MPI_BYTE, comm_),
+          "MPI_Alltoall");
+    return recv;
+  }
+
+  // Non-blocking twin of alltoall: `recv` must stay alive and untouched until the request completes.
+  template <class T>
+  request ialltoall(std::span<const T> send, std::span<T> recv, std::size_t per_rank) const {
+    static_assert(std::is_trivially_copyable_v<T>);
+    check_alltoall_shape(send.size(), per_rank);
+    if (recv.size() != send.size()) throw mpi_error("ialltoall: receive span has the wrong length");
+    MPI_Request r = MPI_REQUEST_NULL;
+    check(MPI_Ialltoall(send.data(), bytes(per_rank * sizeof(T)), MPI_BYTE, recv.data(), bytes(per_rank * sizeof(T)),
+                        MPI_BYTE, comm_, &r),
+          "MPI_Ialltoall");
+    return request(r);
+  }
+
+  // Ends the whole job now; for use only after results are on disk.
+  [[noreturn]] void abort(int code) const;
+
+ private:
+  static int bytes(std::size_t n);
+  void check_alltoall_shape(std::size_t n, std::size_t per_rank) const;
+
+  MPI_Comm comm_ = MPI_COMM_WORLD;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace rdmamesh::mpi

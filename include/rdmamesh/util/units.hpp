@@ -1,0 +1,26 @@
+// Parsing and printing of sizes ("64K", "1MiB") and rates, shared by the CLI and the reports.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace rdmamesh {
+
+inline constexpr std::uint64_t KiB = 1024;
+inline constexpr std::uint64_t MiB = 1024 * KiB;
+inline constexpr std::uint64_t GiB = 1024 * MiB;
+
+// A byte count with an optional binary unit: B, K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB
+// (case-insensitive, all powers of 1024 as in perftest). Throws usage_error naming `what`.
+std::uint64_t parse_size(std::string_view text, std::string_view what = "size");
+
+// The shortest exact spelling: 65536 -> "64K", 1000 -> "1000", 3 MiB -> "3M".
+std::string format_size(std::uint64_t bytes);
+
+// Bytes per second as gigabits per second (10^9 bit/s), the unit of the console matrix.
+constexpr double to_gbps(double bytes_per_s) {
+  return bytes_per_s * 8.0 / 1e9;
+}
+
+}  // namespace rdmamesh

@@ -1,0 +1,26 @@
+// rdmamesh entry point: MPI lifetime around the driver. An exception that escapes the driver
+// is a bug or a broken MPI; abort the job rather than risk ranks hanging in MPI_Finalize.
+#include <cstdio>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "rdmamesh/app/run.hpp"
+#include "rdmamesh/util/error.hpp"
+
+int main(int argc, char** argv) {
+  std::optional<rdmamesh::mpi::environment> env;
+  try {
+    env.emplace(argc, argv);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "rdmamesh: error: {}\n", e.what());
+    return rdmamesh::exit_system;
+  }
+  rdmamesh::mpi::world w;
+  try {
+    return rdmamesh::app::run(w, argc, argv);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "rdmamesh: error: rank {}: {}\n", w.rank(), e.what());
+    w.abort(rdmamesh::exit_system);
+  }
+}

@@ -1,0 +1,177 @@
+// Device/port/GID selection: first ACTIVE port by default; on RoCE a RoCE v2 IPv4-mapped GID.
+#include "rdmamesh/fabric/select.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "rdmamesh/util/error.hpp"
+
+namespace rdmamesh::fabric {
+namespace {
+
+std::string port_list(const device_desc& d) {
+  std::vector<std::string> parts;
+  for (const auto& p : d.ports) parts.push_back(fmt::format("{} {}", p.port, ibv_port_state_str(p.state)));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string gid_list(const port_desc& p) {
+  std::vector<std::string> parts;
+  for (const auto& g : p.gids) {
+    parts.push_back(fmt::format("{} {} {}", g.index, verbs::to_string(g.kind), verbs::format_gid(g.raw)));
+  }
+  return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, "; "));
+}
+
+int auto_gid(const port_desc& p) {
+  auto pick = [&](auto pred) -> int {
+    auto it = std::find_if(p.gids.begin(), p.gids.end(), pred);
+    return it == p.gids.end() ? -1 : it->index;
+  };
+  // RoCE v2 routes over IP; the IPv4-mapped entry is the one bound to the interface address
+  int idx = pick(
+      [](const verbs::gid_entry& g) { return g.kind == verbs::gid_kind::roce_v2 && verbs::is_ipv4_mapped(g.raw); });
+  if (idx < 0) idx = pick([](const verbs::gid_entry& g) { return g.kind == verbs::gid_kind::roce_v2; });
+  return idx;
+}
+
+}  // namespace
+
+std::string no_device_message() {
+  return "no RDMA device found: load SoftRoCE with `rdma link add rxe0 type rxe netdev IFACE` "
+         "(needs the rdma_rxe kernel module), or run inside the project's VM: "
+         "tools/softroce-vm -- mpirun -np 4 build/rdmamesh";
+}
+
+std::vector<device_desc> discover(const std::string& only) {
+  std::vector<device_desc> out;
+  for (const auto& name : verbs::device_names()) {
+    device_desc d;
+    d.name = name;
+    if (!only.empty() && name != only) {  // listed by name only, for "pick one of ..." messages
+      out.push_back(std::move(d));
+      continue;
+    }
+    verbs::context ctx(name);
+    for (int port = 1; port <= ctx.device_attr().phys_port_cnt; ++port) {
+      const ibv_port_attr pa = ctx.port_attr(port);
+      port_desc p;
+      p.port = port;
+      p.state = pa.state;
+      p.ethernet = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
+      p.active_mtu = pa.active_mtu;
+      p.lid = pa.lid;
+      p.gids = ctx.gids(port, pa.gid_tbl_len);
+      d.ports.push_back(std::move(p));
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+port_choice choose_port(const std::vector<device_desc>& devices, const options& o) {
+  if (devices.empty() && o.ib_dev.empty()) throw usage_error(no_device_message());
+
+  const device_desc* dev = nullptr;
+  if (!o.ib_dev.empty()) {
+    auto it = std::find_if(devices.begin(), devices.end(), [&](const device_desc& d) { return d.name == o.ib_dev; });
+    if (it == devices.end()) {
+      if (devices.empty())
+        throw usage_error(fmt::format("RDMA device '{}' not found; {}", o.ib_dev, no_device_message()));
+      std::vector<std::string> names;
+      for (const auto& d : devices) names.push_back(d.name);
+      throw usage_error(
+          fmt::format("RDMA device '{}' not found; pick one of {} with -d/--ib-dev", o.ib_dev, fmt::join(names, ", ")));
+    }
+    dev = &*it;
+  }
+
+  const port_desc* port = nullptr;
+  if (o.ib_port > 0) {
+    if (dev == nullptr) {  // -i without -d: the first device that has that port ACTIVE
+      for (const auto& d : devices) {
+        for (const auto& p : d.ports) {
+          if (p.port == o.ib_port && p.state == IBV_PORT_ACTIVE && port == nullptr) {
+            dev = &d;
+            port = &p;
+          }
+        }
+      }
+      if (port == nullptr) {
+        throw usage_error(
+            fmt::format("no device has port {} ACTIVE; pick a device and port with -d and -i", o.ib_port));
+      }
+    } else {
+      auto it =
+          std::find_if(dev->ports.begin(), dev->ports.end(), [&](const port_desc& p) { return p.port == o.ib_port; });
+      if (it == dev->ports.end()) {
+        throw usage_error(fmt::format("{} has no port {} (ports: {}); pick one with -i/--ib-port", dev->name, o.ib_port,
+                                      port_list(*dev)));
+      }
+      if (it->state != IBV_PORT_ACTIVE) {
+        throw usage_error(
+            fmt::format("port {} of {} is {}, not active (ports: {}); bring the link up or pick another "
+                        "port with -i/--ib-port",
+                        o.ib_port, dev->name, ibv_port_state_str(it->state), port_list(*dev)));
+      }
+      port = &*it;
+    }
+  } else {
+    std::vector<std::string> seen;
+    for (const auto& d : devices) {
+      if (dev != nullptr && &d != dev) continue;
+      for (const auto& p : d.ports) {
+        if (p.state == IBV_PORT_ACTIVE) {
+          dev = &d;
+          port = &p;
+          break;
+        }
+      }
+      if (port != nullptr) break;
+      seen.push_back(fmt::format("{} ports: {}", d.name, port_list(d)));
+    }
+    if (port == nullptr) {
+      throw usage_error(fmt::format("no ACTIVE port on {} ({}); check the link (`rdma link`, `ibv_devinfo`)",
+                                    o.ib_dev.empty() ? "any RDMA device" : o.ib_dev, fmt::join(seen, "; ")));
+    }
+  }
+
+  port_choice c;
+  c.device = dev->name;
+  c.port = port->port;
+  c.ethernet = port->ethernet;
+  c.mtu = port->active_mtu;
+  c.lid = port->lid;
+
+  if (o.gid_index >= 0) {
+    auto it = std::find_if(port->gids.begin(), port->gids.end(),
+                           [&](const verbs::gid_entry& g) { return g.index == o.gid_index; });
+    if (it == port->gids.end()) {
+      throw usage_error(fmt::format("GID index {} is not a valid entry of {} port {} (valid: {}); pick one with -x",
+                                    o.gid_index, c.device, c.port, gid_list(*port)));
+    }
+    if (port->ethernet && it->kind != verbs::gid_kind::roce_v2) {
+      throw usage_error(
+          fmt::format("GID index {} of {} port {} is {}, not RoCE v2 (valid: {}); pick a RoCE v2 GID with -x",
+                      o.gid_index, c.device, c.port, verbs::to_string(it->kind), gid_list(*port)));
+    }
+    c.gid_index = it->index;
+    c.gid = *it;
+  } else if (port->ethernet) {
+    const int idx = auto_gid(*port);
+    if (idx < 0) {
+      throw usage_error(
+          fmt::format("{} port {} has no RoCE v2 GID (GIDs: {}); give the interface an IP address or "
+                      "pick a GID with -x",
+                      c.device, c.port, gid_list(*port)));
+    }
+    c.gid_index = idx;
+    c.gid =
+        *std::find_if(port->gids.begin(), port->gids.end(), [&](const verbs::gid_entry& g) { return g.index == idx; });
+  }
+  return c;
+}
+
+}  // namespace rdmamesh::fabric

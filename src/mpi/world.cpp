@@ -1,0 +1,127 @@
+// MPI wrappers: every failure names the call and carries MPI's own error string.
+#include "rdmamesh/mpi/world.hpp"
+
+#include <climits>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+namespace rdmamesh::mpi {
+
+void check(int rc, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw mpi_error(fmt::format("{} failed: {}", call, std::string(text, static_cast<std::size_t>(len))));
+}
+
+environment::environment(int& argc, char**& argv) {
+  check(MPI_Init(&argc, &argv), "MPI_Init");
+  check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+}
+
+environment::~environment() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+request& request::operator=(request&& o) noexcept {
+  if (this != &o) {
+    if (req_ != MPI_REQUEST_NULL) MPI_Request_free(&req_);
+    req_ = o.req_;
+    o.req_ = MPI_REQUEST_NULL;
+  }
+  return *this;
+}
+
+request::~request() {
+  // A collective cannot be cancelled; freeing lets MPI finish it in the background.
+  if (req_ != MPI_REQUEST_NULL) MPI_Request_free(&req_);
+}
+
+bool request::test() {
+  if (req_ == MPI_REQUEST_NULL) return true;
+  int done = 0;
+  check(MPI_Test(&req_, &done, MPI_STATUS_IGNORE), "MPI_Test");
+  return done != 0;
+}
+
+world::world() {
+  check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+  check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+}
+
+void world::barrier() const {
+  check(MPI_Barrier(comm_), "MPI_Barrier");
+}
+
+request world::ibarrier() const {
+  MPI_Request r = MPI_REQUEST_NULL;
+  check(MPI_Ibarrier(comm_, &r), "MPI_Ibarrier");
+  return request(r);
+}
+
+bool world::all_true(bool mine) const {
+  int in = mine ? 1 : 0;
+  int out = 0;
+  check(MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LAND, comm_), "MPI_Allreduce(MPI_LAND)");
+  return out != 0;
+}
+
+double world::max(double mine) const {
+  double out = 0;
+  check(MPI_Allreduce(&mine, &out, 1, MPI_DOUBLE, MPI_MAX, comm_), "MPI_Allreduce(MPI_MAX)");
+  return out;
+}
+
+std::vector<std::string> world::allgather_strings(const std::string& mine) const {
+  const int len = bytes(mine.size());
+  std::vector<int> lens(static_cast<std::size_t>(size_));
+  check(MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm_), "MPI_Allgather(lengths)");
+  std::vector<int> displs(lens.size());
+  long long total = 0;
+  for (std::size_t i = 0; i < lens.size(); ++i) {
+    displs[i] = static_cast<int>(total);
+    total += lens[i];
+  }
+  if (total > INT_MAX) throw mpi_error("allgather_strings: more than 2 GiB of text");
+  std::string flat(static_cast<std::size_t>(total), '\0');
+  check(MPI_Allgatherv(mine.data(), len, MPI_CHAR, flat.data(), lens.data(), displs.data(), MPI_CHAR, comm_),
+        "MPI_Allgatherv");
+  std::vector<std::string> out;
+  out.reserve(lens.size());
+  for (std::size_t i = 0; i < lens.size(); ++i) {
+    out.push_back(flat.substr(static_cast<std::size_t>(displs[i]), static_cast<std::size_t>(lens[i])));
+  }
+  return out;
+}
+
+std::string world::bcast_string(const std::string& from_root) const {
+  int len = rank_ == 0 ? bytes(from_root.size()) : 0;
+  check(MPI_Bcast(&len, 1, MPI_INT, 0, comm_), "MPI_Bcast(length)");
+  std::string out = rank_ == 0 ? from_root : std::string(static_cast<std::size_t>(len), '\0');
+  check(MPI_Bcast(out.data(), len, MPI_CHAR, 0, comm_), "MPI_Bcast");
+  return out;
+}
+
+void world::abort(int code) const {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  MPI_Abort(comm_, code);
+  std::abort();  // MPI_Abort does not return; keep [[noreturn]] honest
+}
+
+int world::bytes(std::size_t n) {
+  if (n > static_cast<std::size_t>(INT_MAX)) throw mpi_error(fmt::format("MPI message of {} bytes exceeds INT_MAX", n));
+  return static_cast<int>(n);
+}
+
+void world::check_alltoall_shape(std::size_t n, std::size_t per_rank) const {
+  if (n != per_rank * static_cast<std::size_t>(size_)) {
+    throw mpi_error(fmt::format("alltoall: {} elements is not {} per rank x {} ranks", n, per_rank, size_));
+  }
+}
+
+}  // namespace rdmamesh::mpi

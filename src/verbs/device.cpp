@@ -1,0 +1,106 @@
+// Opening a device by name and reading its port and GID tables.
+#include "rdmamesh/verbs/device.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "rdmamesh/verbs/error.hpp"
+
+namespace rdmamesh::verbs {
+namespace {
+
+struct device_list {
+  ibv_device** list = nullptr;
+  int count = 0;
+  device_list() {
+    errno = 0;
+    list = ibv_get_device_list(&count);
+    if (list == nullptr) count = 0;  // ENOSYS: no kernel RDMA support at all
+  }
+  ~device_list() {
+    if (list) ibv_free_device_list(list);
+  }
+  device_list(const device_list&) = delete;
+  device_list& operator=(const device_list&) = delete;
+};
+
+}  // namespace
+
+std::string format_gid(const std::array<std::uint8_t, 16>& raw) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (inet_ntop(AF_INET6, raw.data(), text, sizeof text) == nullptr) return "?";
+  return text;
+}
+
+bool is_ipv4_mapped(const std::array<std::uint8_t, 16>& raw) {
+  return std::all_of(raw.begin(), raw.begin() + 10, [](std::uint8_t b) { return b == 0; }) && raw[10] == 0xff &&
+         raw[11] == 0xff;
+}
+
+const char* to_string(gid_kind k) {
+  switch (k) {
+    case gid_kind::ib: return "IB";
+    case gid_kind::roce_v1: return "RoCE v1";
+    case gid_kind::roce_v2: return "RoCE v2";
+    case gid_kind::other: break;
+  }
+  return "other";
+}
+
+std::vector<std::string> device_names() {
+  device_list devs;
+  std::vector<std::string> names;
+  for (int i = 0; i < devs.count; ++i) names.emplace_back(ibv_get_device_name(devs.list[i]));
+  return names;
+}
+
+void context::closer::operator()(ibv_context* c) const noexcept {
+  if (int rc = ibv_close_device(c); rc != 0)
+    fmt::print(stderr, "rdmamesh: warning: ibv_close_device failed ({})\n", rc);
+}
+
+context::context(const std::string& device_name) : name_(device_name) {
+  device_list devs;
+  for (int i = 0; i < devs.count; ++i) {
+    if (device_name != ibv_get_device_name(devs.list[i])) continue;
+    ctx_.reset(check_ptr(ibv_open_device(devs.list[i]), fmt::format("ibv_open_device({})", device_name)));
+    check_rc(ibv_query_device(ctx_.get(), &dev_attr_), fmt::format("ibv_query_device({})", device_name));
+    return;
+  }
+  throw verbs_error(fmt::format("ibv_open_device({}): no such device", device_name), ENODEV);
+}
+
+ibv_port_attr context::port_attr(int port) const {
+  ibv_port_attr attr{};
+  check_rc(ibv_query_port(ctx_.get(), static_cast<std::uint8_t>(port), &attr),
+           fmt::format("ibv_query_port({}, port={})", name_, port));
+  return attr;
+}
+
+std::vector<gid_entry> context::gids(int port, int table_len) const {
+  std::vector<gid_entry> out;
+  for (int i = 0; i < table_len; ++i) {
+    ibv_gid_entry e{};
+    // ENODATA marks an empty slot; skip it like any entry the kernel will not give us
+    if (ibv_query_gid_ex(ctx_.get(), static_cast<std::uint32_t>(port), static_cast<std::uint32_t>(i), &e, 0) != 0) {
+      continue;
+    }
+    gid_entry g;
+    g.index = i;
+    std::copy(std::begin(e.gid.raw), std::end(e.gid.raw), g.raw.begin());
+    if (std::all_of(g.raw.begin(), g.raw.end(), [](std::uint8_t b) { return b == 0; })) continue;
+    switch (e.gid_type) {
+      case IBV_GID_TYPE_IB: g.kind = gid_kind::ib; break;
+      case IBV_GID_TYPE_ROCE_V1: g.kind = gid_kind::roce_v1; break;
+      case IBV_GID_TYPE_ROCE_V2: g.kind = gid_kind::roce_v2; break;
+      default: g.kind = gid_kind::other; break;
+    }
+    out.push_back(g);
+  }
+  return out;
+}
+
+}  // namespace rdmamesh::verbs

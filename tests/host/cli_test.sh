@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Bad input and a machine without RDMA, launched the way users launch: under mpirun.
+# Each case: exit code, exactly one `rdmamesh: error:` line naming the fix, no rank left behind.
+set -uo pipefail
+bin=${1:?usage: cli_test.sh BUILD/rdmamesh}
+mpirun=(mpirun --oversubscribe)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+# run NAME EXPECTED_RC PATTERN -- MPIRUN_ARGS...
+run() {
+  local name=$1 want_rc=$2 pattern=$3
+  shift 4
+  local start=$SECONDS
+  timeout 30 "${mpirun[@]}" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$? took=$((SECONDS - start))
+  local lines
+  lines=$(grep -c '^rdmamesh: error:' "$tmp/err")
+  if [ "$rc" != "$want_rc" ]; then
+    echo "FAIL $name: exit $rc, expected $want_rc"; sed 's/^/    /' "$tmp/err" | head -5; fails=$((fails + 1)); return
+  fi
+  if [ "$want_rc" != 0 ] && [ "$lines" != 1 ]; then
+    echo "FAIL $name: $lines error lines, expected exactly one"; sed 's/^/    /' "$tmp/err" | head -8; fails=$((fails + 1)); return
+  fi
+  if ! grep -qE -- "$pattern" "$tmp/err" "$tmp/out"; then
+    echo "FAIL $name: output lacks /$pattern/"; sed 's/^/    /' "$tmp/err" "$tmp/out" | head -8; fails=$((fails + 1)); return
+  fi
+  if [ "$took" -gt 10 ]; then
+    echo "FAIL $name: took ${took}s (limit 10)"; fails=$((fails + 1)); return
+  fi
+  echo "ok   $name (${took}s)"
+}
+
+run "bad size"            2 "invalid --size '12Q'.*e\\.g\\. 64K"   -- -np 2 "$bin" -s 12Q
+run "zero size"           2 "--size must be at least 1"          -- -np 2 "$bin" -s 0
+run "zero depth"          2 "--tx-depth must be at least 1"      -- -np 2 "$bin" -t 0
+run "unknown flag"        2 "--bogus.*--help"                    -- -np 2 "$bin" --bogus
+run "unknown op"          2 "atomic"                             -- -np 2 "$bin" --op atomic
+run "-n with -D"          2 "excludes"                           -- -np 2 "$bin" -n 10 -D 1
+run "single rank"         2 "at least 2 ranks.*mpirun -np N"     -- -np 1 "$bin"
+run "options differ"      2 "--size is '4K' on this rank but '64K' on rank 0.*\\[rank 1\\]" \
+                                                                  -- -np 1 "$bin" -s 64K : -np 1 "$bin" -s 4K
+echo precious > "$tmp/exists.h5"
+run "output exists"       2 "exists; pass --force"               -- -np 2 "$bin" -o "$tmp/exists.h5"
+[ "$(cat "$tmp/exists.h5")" = precious ] || { echo "FAIL output exists: file was modified"; fails=$((fails + 1)); }
+run "output folder"       2 "folder '$tmp/nodir' does not exist" -- -np 2 "$bin" -o "$tmp/nodir/x.h5"
+run "help once"           0 "Usage: rdmamesh"                    -- -np 3 "$bin" --help
+[ "$(grep -c '^Usage: rdmamesh' "$tmp/out")" = 1 ] || { echo "FAIL help once: printed by more than one rank"; fails=$((fails + 1)); }
+
+if [ -n "$(ls -A /sys/class/infiniband 2>/dev/null)" ]; then
+  echo "skip no device: this machine has RDMA devices"
+else
+  run "no device"         2 "no RDMA device found.*rdma link add rxe0 type rxe netdev IFACE.*tools/softroce-vm" \
+                                                                  -- -np 4 "$bin" -o "$tmp/nodev.h5"
+  [ ! -e "$tmp/nodev.h5" ] || { echo "FAIL no device: left an empty results file behind"; fails=$((fails + 1)); }
+fi
+
+[ "$fails" = 0 ] && echo "all host CLI cases passed" || echo "$fails host CLI case(s) failed"
+exit $((fails > 0))

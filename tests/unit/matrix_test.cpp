@@ -1,0 +1,100 @@
+// Matrix bookkeeping: tx from the source's record, rx from the destination's, NaN where
+// nothing can be measured, flags of both ends combined.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "rdmamesh/stats/matrix.hpp"
+
+using namespace rdmamesh;
+using stats::pair_counters;
+
+namespace {
+
+// rank r's view of peer p: sent 10*r+p messages, received 100*r+p, over 2 s
+std::vector<pair_counters> synthetic(std::uint32_t n) {
+  std::vector<pair_counters> rows(std::size_t{n} * n);
+  for (std::uint32_t r = 0; r < n; ++r) {
+    for (std::uint32_t p = 0; p < n; ++p) {
+      if (r == p) continue;
+      auto& c = rows[std::size_t{r} * n + p];
+      c.tx_msgs = 10 * r + p;
+      c.rx_msgs = 100 * r + p;
+      c.tx_total = c.tx_msgs + 1;
+      c.rx_total = c.rx_msgs + 1;
+      c.tx_seconds = 2.0;
+      c.rx_seconds = 2.0;
+    }
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("row = source, column = destination; rx comes from the receiver's record") {
+  const std::uint32_t n = 4;
+  const auto rows = synthetic(n);
+  const auto m = stats::assemble(rows, n, 1000, true);
+  for (std::uint32_t s = 0; s < n; ++s) {
+    for (std::uint32_t d = 0; d < n; ++d) {
+      if (s == d) {
+        CHECK(std::isnan(m.tx_bw.at(s, d)));
+        CHECK(std::isnan(m.rx_bw.at(s, d)));
+        CHECK(m.tx_msgs.at(s, d) == 0);
+        continue;
+      }
+      CHECK(m.tx_msgs.at(s, d) == 10 * s + d);
+      CHECK(m.tx_bytes.at(s, d) == (10 * s + d) * 1000);
+      CHECK(m.tx_bw.at(s, d) == doctest::Approx((10.0 * s + d) * 1000 / 2.0));
+      CHECK(m.rx_msgs.at(s, d) == 100 * d + s);  // destination d's count of what came from s
+      CHECK(m.rx_bw.at(s, d) == doctest::Approx((100.0 * d + s) * 1000 / 2.0));
+      CHECK(m.tx_total.at(s, d) == 10 * s + d + 1);
+      CHECK(m.rx_total.at(s, d) == 100 * d + s + 1);
+    }
+  }
+}
+
+TEST_CASE("receive side is NaN when the operation gives the receiver nothing to count") {
+  const auto m = stats::assemble(synthetic(3), 3, 64, false);
+  for (double v : m.rx_bw.v) CHECK(std::isnan(v));
+  CHECK(std::isfinite(m.tx_bw.at(0, 1)));
+}
+
+TEST_CASE("a pair with no measured interval is NaN, not infinity") {
+  auto rows = synthetic(2);
+  rows[1].tx_seconds = 0;  // rank 0 -> 1
+  const auto m = stats::assemble(rows, 2, 64, true);
+  CHECK(std::isnan(m.tx_bw.at(0, 1)));
+}
+
+TEST_CASE("flags: the sender's tx failure and the receiver's rx problems land on the same pair") {
+  auto rows = synthetic(3);
+  rows[0 * 3 + 2].flags = stats::tx_failed;      // rank 0 saw its sends to 2 fail
+  rows[2 * 3 + 0].flags = stats::rx_incomplete;  // rank 2 missed messages from 0
+  rows[1 * 3 + 2].flags = stats::rx_failed;      // rank 1's receives from 2 failed: pair 2->1
+  const auto m = stats::assemble(rows, 3, 64, true);
+  CHECK(m.flags.at(0, 2) == (stats::tx_failed | stats::rx_incomplete));
+  CHECK(m.flags.at(2, 1) == stats::rx_failed);
+  CHECK(m.flags.at(1, 2) == 0);
+  CHECK(m.flags.at(2, 0) == 0);
+}
+
+TEST_CASE("summary: min, median, max and aggregate over finite off-diagonal entries") {
+  stats::square<double> m(3, std::nan(""));
+  const double vals[] = {1, 2, 3, 4, 5};
+  m.at(0, 1) = vals[0];
+  m.at(0, 2) = vals[4];
+  m.at(1, 0) = vals[2];
+  m.at(1, 2) = vals[1];
+  m.at(2, 0) = vals[3];  // (2,1) stays NaN
+  const auto s = stats::summarize(m);
+  CHECK(s.pairs == 5);
+  CHECK(s.min == 1);
+  CHECK(s.max == 5);
+  CHECK(s.median == 3);
+  CHECK(s.aggregate == 15);
+  m.at(2, 1) = 6;
+  CHECK(stats::summarize(m).median == doctest::Approx(3.5));
+  CHECK(stats::summarize(stats::square<double>(2, std::nan(""))).pairs == 0);
+}

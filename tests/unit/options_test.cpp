@@ -1,0 +1,122 @@
+// Flag parsing: defaults, every rejection a clean one-line error, help and version exit 0.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "rdmamesh/cli/options.hpp"
+#include "rdmamesh/util/error.hpp"
+
+using namespace rdmamesh;
+
+namespace {
+
+parse_outcome parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "rdmamesh");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return parse_command_line(static_cast<int>(argv.size()), argv.data());
+}
+
+void check_rejected(std::vector<std::string> args, const std::string& must_contain) {
+  CAPTURE(must_contain);
+  const auto out = parse(std::move(args));
+  REQUIRE_FALSE(out.opts.has_value());
+  CHECK(out.exit_code == exit_usage);
+  CHECK(out.text.find(must_contain) != std::string::npos);
+  CHECK(out.text.find('\n') == std::string::npos);  // one line
+}
+
+}  // namespace
+
+TEST_CASE("defaults: write_imm, 64K, 5 s after 1 s warm-up, depth 128/512") {
+  const auto out = parse({});
+  REQUIRE(out.opts.has_value());
+  const options& o = *out.opts;
+  CHECK(o.op == op_kind::write_imm);
+  CHECK(o.size == 65536);
+  CHECK(o.duration_mode());
+  CHECK(o.duration_s == 5.0);
+  CHECK(o.warmup_s == 1.0);
+  CHECK(o.tx_depth == 128);
+  CHECK(o.rx_depth == 512);
+  CHECK(o.qp_timeout == 18);
+  CHECK(o.gid_index == -1);
+  CHECK(o.ib_port == 0);
+  CHECK_FALSE(o.verify);
+}
+
+TEST_CASE("the issue's command line parses") {
+  const auto out = parse({"-s", "64K", "-D", "2", "-o", "mesh.h5", "--op", "write", "-t", "64", "-d", "rxe0", "-i", "1",
+                          "-x", "1", "--verify", "--force"});
+  REQUIRE(out.opts.has_value());
+  const options& o = *out.opts;
+  CHECK(o.size == 65536);
+  CHECK(o.duration_s == 2.0);
+  CHECK(o.output == "mesh.h5");
+  CHECK(o.op == op_kind::write);
+  CHECK(o.tx_depth == 64);
+  CHECK(o.ib_dev == "rxe0");
+  CHECK(o.ib_port == 1);
+  CHECK(o.gid_index == 1);
+  CHECK(o.verify);
+  CHECK(o.force);
+}
+
+TEST_CASE("-n switches to iterations mode") {
+  const auto out = parse({"-n", "1000"});
+  REQUIRE(out.opts.has_value());
+  CHECK_FALSE(out.opts->duration_mode());
+  CHECK(out.opts->iters == 1000);
+}
+
+TEST_CASE("bad input is rejected with the flag named") {
+  check_rejected({"-s", "12Q"}, "--size");
+  check_rejected({"-s", "0"}, "--size");
+  check_rejected({"-t", "0"}, "--tx-depth");
+  check_rejected({"-r", "0"}, "--rx-depth");
+  check_rejected({"-n", "0"}, "--iters");
+  check_rejected({"-n", "5", "-D", "2"}, "--iters");
+  check_rejected({"-D", "0"}, "--duration");
+  check_rejected({"-D", "-1"}, "--duration");
+  check_rejected({"--warmup", "-1"}, "--warmup");
+  check_rejected({"--op", "atomic"}, "atomic");
+  check_rejected({"--bogus"}, "--bogus");
+  check_rejected({"-i", "0"}, "--ib-port");
+  check_rejected({"-t", "abc"}, "abc");
+  check_rejected({"-s", "1M", "--peer-buffer", "64K"}, "--peer-buffer");
+  check_rejected({"--qp-timeout", "40"}, "--qp-timeout");
+}
+
+TEST_CASE("help and version exit 0 with text") {
+  const auto help = parse({"--help"});
+  CHECK_FALSE(help.opts.has_value());
+  CHECK(help.exit_code == exit_ok);
+  CHECK(help.text.find("--size") != std::string::npos);
+  CHECK(help.text.find("--tx-depth") != std::string::npos);
+  const auto ver = parse({"--version"});
+  CHECK(ver.exit_code == exit_ok);
+  CHECK(ver.text.rfind("rdmamesh ", 0) == 0);
+}
+
+TEST_CASE("describe lists every option with a canonical value, and differs when an option does") {
+  options a;
+  options b;
+  b.size = 4096;
+  const auto da = describe(a);
+  const auto db = describe(b);
+  CHECK(da != db);
+  bool saw_size = false;
+  for (const auto& [k, v] : da) {
+    if (k == "size") {
+      saw_size = true;
+      CHECK(v == "64K");
+    }
+  }
+  CHECK(saw_size);
+}
+
+TEST_CASE("join_command_line quotes what a shell would split") {
+  const char* argv[] = {"rdmamesh", "-o", "my file.h5", "-s", "64K", "it's"};
+  CHECK(join_command_line(6, argv) == "rdmamesh -o 'my file.h5' -s 64K 'it'\\''s'");
+}

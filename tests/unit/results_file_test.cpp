@@ -1,0 +1,170 @@
+// The HDF5 schema, written and read back through the HDF5 C API the way analysis/ reads it.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <hdf5.h>
+
+#include "rdmamesh/io/results_file.hpp"
+#include "rdmamesh/util/error.hpp"
+
+using namespace rdmamesh;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct temp_dir {
+  fs::path path;
+  temp_dir() {
+    char tmpl[] = "/tmp/rdmamesh-test-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~temp_dir() { fs::remove_all(path); }
+};
+
+std::string read_string_attr(hid_t loc, const char* name) {
+  hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+  REQUIRE(a >= 0);
+  hid_t t = H5Aget_type(a);
+  char* value = nullptr;
+  REQUIRE(H5Aread(a, t, &value) >= 0);
+  std::string out = value;
+  H5free_memory(value);
+  H5Tclose(t);
+  H5Aclose(a);
+  return out;
+}
+
+std::int64_t read_int_attr(hid_t loc, const char* name) {
+  std::int64_t v = -1;
+  hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+  REQUIRE(a >= 0);
+  REQUIRE(H5Aread(a, H5T_NATIVE_INT64, &v) >= 0);
+  H5Aclose(a);
+  return v;
+}
+
+template <class T>
+std::vector<T> read_dataset(hid_t loc, const char* name, hid_t mem_type, std::vector<hsize_t>* dims) {
+  hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+  REQUIRE(d >= 0);
+  hid_t s = H5Dget_space(d);
+  dims->resize(static_cast<std::size_t>(H5Sget_simple_extent_ndims(s)));
+  H5Sget_simple_extent_dims(s, dims->data(), nullptr);
+  hsize_t n = 1;
+  for (auto x : *dims) n *= x;
+  std::vector<T> out(n);
+  REQUIRE(H5Dread(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) >= 0);
+  H5Sclose(s);
+  H5Dclose(d);
+  return out;
+}
+
+stats::run_matrices sample(std::uint32_t n) {
+  std::vector<stats::pair_counters> rows(std::size_t{n} * n);
+  for (std::uint32_t r = 0; r < n; ++r) {
+    for (std::uint32_t p = 0; p < n; ++p) {
+      if (r == p) continue;
+      rows[r * n + p] = {
+          .tx_msgs = 5, .rx_msgs = 4, .tx_total = 9, .rx_total = 9, .tx_seconds = 1.0, .rx_seconds = 1.0};
+    }
+  }
+  return stats::assemble(rows, n, 1024, true);
+}
+
+}  // namespace
+
+TEST_CASE("a written run reads back with the documented schema") {
+  temp_dir tmp;
+  const std::string path = (tmp.path / "mesh.h5").string();
+  const std::uint32_t n = 3;
+  {
+    io::results_file f(path, false, n, "rdmamesh -s 1K -o mesh.h5");
+    f.write_config({{"size", "1K"}, {"op", "write_imm"}});
+    std::vector<fabric::rank_info> ranks;
+    for (std::uint32_t r = 0; r < n; ++r) ranks.push_back(fabric::make_rank_info("node" + std::to_string(r), nullptr));
+    f.write_ranks(ranks);
+    options o;
+    o.size = 1024;
+    o.duration_s = 2;
+    f.write_run(0, o, sample(n), {"event one"});
+    f.finish(true, "ok");
+  }
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(file >= 0);
+  CHECK(read_string_attr(file, "schema") == "rdmamesh/1");
+  CHECK(read_int_attr(file, "n_ranks") == n);
+  CHECK(read_string_attr(file, "command_line") == "rdmamesh -s 1K -o mesh.h5");
+  CHECK_FALSE(read_string_attr(file, "tool_version").empty());
+  CHECK(read_int_attr(file, "complete") == 1);
+
+  hid_t cfg = H5Gopen2(file, "config", H5P_DEFAULT);
+  CHECK(read_string_attr(cfg, "size") == "1K");
+  H5Gclose(cfg);
+
+  hid_t run = H5Gopen2(file, "runs/0000", H5P_DEFAULT);
+  REQUIRE(run >= 0);
+  CHECK(read_string_attr(run, "op") == "write_imm");
+  CHECK(read_int_attr(run, "size") == 1024);
+  std::vector<hsize_t> dims;
+  const auto tx = read_dataset<double>(run, "tx_bw", H5T_NATIVE_DOUBLE, &dims);
+  CHECK(dims == std::vector<hsize_t>{n, n});
+  for (std::uint32_t r = 0; r < n; ++r) {
+    for (std::uint32_t c = 0; c < n; ++c) {
+      if (r == c) {
+        CHECK(std::isnan(tx[r * n + c]));
+      } else {
+        CHECK(tx[r * n + c] == doctest::Approx(5 * 1024.0));
+      }
+    }
+  }
+  const auto rx_msgs = read_dataset<std::uint64_t>(run, "rx_msgs", H5T_NATIVE_UINT64, &dims);
+  CHECK(rx_msgs[1] == 4);
+  for (const char* name :
+       {"rx_bw", "tx_msgs", "tx_bytes", "rx_bytes", "tx_total", "rx_total", "verify_errors", "flags", "events"}) {
+    CAPTURE(name);
+    CHECK(H5Lexists(run, name, H5P_DEFAULT) > 0);
+  }
+  H5Gclose(run);
+  CHECK(H5Lexists(file, "ranks/hostname", H5P_DEFAULT) > 0);
+  H5Fclose(file);
+}
+
+TEST_CASE("an existing output file is refused without --force and kept intact") {
+  temp_dir tmp;
+  const std::string path = (tmp.path / "old.h5").string();
+  std::ofstream(path) << "precious";
+  try {
+    io::results_file f(path, false, 2, "x");
+    FAIL("overwrote");
+  } catch (const usage_error& e) {
+    CHECK(std::string(e.what()).find("--force") != std::string::npos);
+  }
+  std::ifstream in(path);
+  std::string content;
+  in >> content;
+  CHECK(content == "precious");
+  io::results_file forced(path, true, 2, "x");  // --force overwrites
+}
+
+TEST_CASE("a missing output folder is named before anything is written") {
+  try {
+    io::check_output_path("/nonexistent-rdmamesh-dir/out.h5", false);
+    FAIL("accepted");
+  } catch (const usage_error& e) {
+    CHECK(std::string(e.what()).find("/nonexistent-rdmamesh-dir") != std::string::npos);
+    CHECK(std::string(e.what()).find("does not exist") != std::string::npos);
+  }
+}
+
+TEST_CASE("an output folder that is not writable is refused") {
+  if (geteuid() == 0) return;  // root writes anywhere; nothing to refuse
+  temp_dir tmp;
+  fs::permissions(tmp.path, fs::perms::owner_read | fs::perms::owner_exec);
+  CHECK_THROWS_AS(io::check_output_path((tmp.path / "x.h5").string(), false), usage_error);
+  fs::permissions(tmp.path, fs::perms::owner_all);
+}
