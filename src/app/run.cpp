@@ -1,6 +1,7 @@
 // The driver. Setup is a sequence of agreed steps (any rank's failure stops all ranks with
-// one message). The run itself keeps the same collective sequence on every rank whatever
-// fails locally, so a failure on one rank is reported instead of hanging the others.
+// one message). Then, for each pattern and each size, the pattern's rounds run one after
+// another over the connections made once; rank 0 assembles, prints and writes each run as
+// it ends, so a later failure loses nothing already measured.
 #include "rdmamesh/app/run.hpp"
 
 #include <cstdio>
@@ -10,31 +11,22 @@
 #include <fmt/format.h>
 
 #include "rdmamesh/app/agree.hpp"
+#include "rdmamesh/app/round.hpp"
 #include "rdmamesh/app/same_options.hpp"
 #include "rdmamesh/cli/options.hpp"
-#include "rdmamesh/engine/engine.hpp"
+#include "rdmamesh/engine/pingpong.hpp"
+#include "rdmamesh/engine/stream.hpp"
 #include "rdmamesh/fabric/endpoint.hpp"
 #include "rdmamesh/fabric/rank_info.hpp"
 #include "rdmamesh/fabric/select.hpp"
 #include "rdmamesh/io/report.hpp"
 #include "rdmamesh/io/results_file.hpp"
 #include "rdmamesh/plan/layout.hpp"
+#include "rdmamesh/plan/schedule.hpp"
 #include "rdmamesh/stats/matrix.hpp"
 
 namespace rdmamesh::app {
 namespace {
-
-// Progress the engine until `done` or the deadline; false on timeout.
-template <class Done>
-bool progress_until(engine::engine& e, Done done, double timeout_s) {
-  const auto deadline = engine::clock::now() +
-                        std::chrono::duration_cast<engine::clock::duration>(std::chrono::duration<double>(timeout_s));
-  while (!done()) {
-    e.progress();
-    if (engine::clock::now() > deadline) return false;
-  }
-  return true;
-}
 
 std::string join_lines(const std::vector<std::string>& lines) {
   std::string out;
@@ -55,6 +47,137 @@ std::vector<std::string> split_lines(const std::vector<std::string>& blobs) {
   return out;
 }
 
+void print(const std::string& text) {
+  fmt::print("{}", text);
+  std::fflush(stdout);
+}
+
+// Everything the run loop needs on every rank.
+struct context {
+  const mpi::world& w;
+  const options& o;
+  std::uint32_t n;
+  std::uint32_t me;
+  io::results_file* file;  // rank 0 with -o only
+  std::uint32_t inline_size;
+  std::uint32_t window;
+};
+
+// What one rank measured over all rounds of one run.
+struct rank_run {
+  std::vector<stats::pair_counters> counters;     // bw, by peer rank
+  std::vector<stats::latency_summary> latencies;  // lat, by peer rank (as initiator)
+  std::vector<std::uint64_t> lat_failed;          // lat, 1 per peer whose flow failed
+  stats::histogram lat_all;                       // lat, every flow of this rank
+  std::vector<std::string> events;
+};
+
+void merge_latency(rank_run& acc, engine::pingpong& eng, const plan::round_role& role) {
+  const auto res = eng.round_results();
+  const auto failed = eng.round_failures();
+  for (std::uint32_t p : role.send_to) acc.latencies[p] = res[p];
+  for (std::size_t p = 0; p < failed.size(); ++p) acc.lat_failed[p] |= failed[p];
+  acc.lat_all.merge(eng.round_histogram());
+}
+
+// Rank 0 gets the run's record; every rank returns whether its own part was clean.
+template <class Engine>
+bool run_one(const context& c, Engine& eng, const plan::schedule& sched, std::uint64_t size,
+             std::optional<io::run_record>& record, std::uint32_t index) {
+  rank_run acc;
+  acc.counters.assign(c.n, {});
+  acc.latencies.assign(c.n, {});
+  acc.lat_failed.assign(c.n, 0);
+  auto on_stuck = [&] {
+    const std::string msg = fmt::format(
+        "rank {} ({}): timed out after {:g} s waiting for the other ranks to finish "
+        "the round; a rank may have died",
+        c.me, fabric::this_host(), c.o.timeout_s);
+    fmt::print(stderr, "rdmamesh: error: {}\n", msg);
+    if (c.file) c.file->finish(false, msg);
+    c.w.abort(exit_system);
+  };
+  for (std::uint32_t round = 0; round < sched.rounds(); ++round) {
+    const plan::round_role role = sched.role(round, c.me);
+    eng.begin_round(size, role);
+    c.w.barrier();
+    auto errors = run_round(c.w, eng, c.o, on_stuck);
+    if constexpr (std::is_same_v<Engine, engine::stream>) {
+      stats::merge_round(acc.counters, eng.round_results(), role, static_cast<int>(round));
+    } else {
+      merge_latency(acc, eng, role);
+    }
+    for (auto& e : eng.base().take_events()) acc.events.push_back(std::move(e));
+    for (auto& e : errors) acc.events.push_back(std::move(e));
+  }
+
+  bool clean = acc.events.empty();
+  for (const auto& p : acc.counters) clean = clean && p.flags == 0 && p.verify_errors == 0;
+  for (auto f : acc.lat_failed) clean = clean && f == 0;
+
+  auto events = split_lines(c.w.allgather_strings(join_lines(acc.events)));
+  io::run_record r;
+  r.index = index;
+  r.pattern = sched.pattern();
+  r.size = size;
+  r.rounds = sched.rounds();
+  r.cq_mod = plan::cq_mod_for(c.o, size, c.window);
+  r.inline_size = (c.o.op != op_kind::read && size <= c.inline_size) ? c.inline_size : 0;
+  r.events = std::move(events);
+  if constexpr (std::is_same_v<Engine, engine::stream>) {
+    const auto rows = c.w.gather(std::span<const stats::pair_counters>(acc.counters));
+    if (c.me == 0) r.bw = stats::assemble(rows, c.n, size, receiver_sees_messages(c.o.op));
+  } else {
+    const auto rows = c.w.gather(std::span<const stats::latency_summary>(acc.latencies));
+    const auto failed = c.w.gather(std::span<const std::uint64_t>(acc.lat_failed));
+    const auto counts = c.w.reduce_sum(acc.lat_all.counts());
+    struct moments {
+      std::uint64_t count, min, max;
+      double mean, m2;
+    };
+    const moments mine{acc.lat_all.count(), acc.lat_all.min(), acc.lat_all.max(), acc.lat_all.mean(), acc.lat_all.m2()};
+    const auto all_moments = c.w.gather(std::span<const moments>(&mine, 1));
+    if (c.me == 0) {
+      r.lat = stats::assemble_latency(rows, c.n);
+      r.lat_all.add_counts(counts);
+      for (const auto& m : all_moments) r.lat_all.merge_moments(m.count, m.min, m.max, m.mean, m.m2);
+      r.lat_flags = stats::square<std::uint8_t>(c.n, 0);
+      // a failed flow taints the pair in both directions: either end may have seen it
+      for (std::uint32_t a = 0; a < c.n; ++a) {
+        for (std::uint32_t b = 0; b < c.n; ++b) {
+          if (failed[std::size_t{a} * c.n + b] != 0) r.lat_flags.at(a, b) = r.lat_flags.at(b, a) = 1;
+        }
+      }
+    }
+  }
+  if (c.me == 0) {
+    print(io::format_run(c.o, r));
+    if (c.file) c.file->write_run(c.o, r);
+    record = std::move(r);
+  }
+  return clean;
+}
+
+// Mesh over the first pairwise pattern that ran, per size (rank 0, bw only).
+void add_contention(const options& o, std::vector<io::run_record>& records, io::results_file* file) {
+  if (o.mode != mode_kind::bw) return;
+  for (auto& mesh : records) {
+    if (mesh.pattern != pattern_kind::mesh || !mesh.bw) continue;
+    for (auto p : o.patterns) {
+      if (p != pattern_kind::pairs && p != pattern_kind::shift) continue;
+      for (const auto& pw : records) {
+        if (pw.pattern != p || pw.size != mesh.size || !pw.bw) continue;
+        mesh.contention = stats::ratio(mesh.bw->tx_bw, pw.bw->tx_bw);
+        mesh.contention_vs = p;
+      }
+      if (mesh.contention) break;
+    }
+    if (!mesh.contention) continue;
+    print(io::format_contention(mesh));
+    if (file) file->write_contention(mesh);
+  }
+}
+
 }  // namespace
 
 int run(const mpi::world& w, int argc, char** argv) {
@@ -65,10 +188,7 @@ int run(const mpi::world& w, int argc, char** argv) {
   const parse_outcome parsed = parse_command_line(argc, argv);
   int code = agree(w, parsed.opts ? exit_ok : parsed.exit_code, parsed.opts ? std::string() : parsed.text);
   if (!w.all_true(parsed.opts.has_value())) {
-    if (me == 0 && code == exit_ok) {
-      fmt::print("{}", parsed.text);
-      std::fflush(stdout);
-    }
+    if (me == 0 && code == exit_ok) print(parsed.text);
     return code;
   }
   const options& o = *parsed.opts;
@@ -83,9 +203,13 @@ int run(const mpi::world& w, int argc, char** argv) {
   });
   if (code != exit_ok) return code;
 
-  // plan
+  // plan: every schedule and the buffer layout, before anything is allocated
   plan::layout layout;
-  code = step(w, [&] { layout = plan::make_layout(o, n); });
+  std::vector<plan::schedule> schedules;
+  code = step(w, [&] {
+    for (auto p : o.patterns) schedules.emplace_back(p, n, o.bidirectional, o.target);
+    layout = plan::make_layout(o, n);
+  });
   if (code != exit_ok) return code;
 
   // io: the output file exists before any traffic, so a bad path costs nothing
@@ -118,82 +242,56 @@ int run(const mpi::world& w, int argc, char** argv) {
   if (code != exit_ok) return abandon_file(), code;
 
   const std::vector<fabric::conn_info> mine = ep->local_infos();
-  const std::vector<fabric::conn_info> theirs = w.alltoall(std::span<const fabric::conn_info>(mine), 1);
+  const std::vector<fabric::conn_info> theirs = w.alltoall(std::span<const fabric::conn_info>(mine), o.qps);
   code = step(w, [&] { ep->connect(theirs); });
   if (code != exit_ok) return abandon_file(), code;
 
-  std::unique_ptr<engine::engine> eng;
-  code = step(w, [&] { eng = std::make_unique<engine::engine>(o, layout, me, n, *ep); });
+  // engine: receives are posted before the first barrier, so no peer ever finds none
+  std::unique_ptr<engine::stream> streamer;
+  std::unique_ptr<engine::pingpong> pinger;
+  code = step(w, [&] {
+    if (o.mode == mode_kind::bw) {
+      streamer = std::make_unique<engine::stream>(o, layout, me, n, *ep);
+    } else {
+      pinger = std::make_unique<engine::pingpong>(o, layout, me, n, *ep);
+    }
+  });
   if (code != exit_ok) return abandon_file(), code;
 
   if (me == 0) {
-    fmt::print("{}", io::format_header(o, ranks));
-    std::fflush(stdout);
+    print(io::format_header(o, ranks, ep->inline_size()) + io::format_table_header(o));
     if (file) file->write_ranks(ranks);
   }
-  w.barrier();
 
-  // engine: traffic, then the drain protocol. Local failures become events; every rank still
-  // takes part in each collective below, in the same order.
-  std::vector<std::string> local_errors;
-  try {
-    eng->start();
-    while (eng->sending()) eng->progress();
-    if (!progress_until(
-            *eng, [&] { return eng->drained(); }, o.timeout_s)) {
-      local_errors.push_back(fmt::format("rank {}: timed out after {:g} s draining sends (still waiting for {})", me,
-                                         o.timeout_s, eng->pending()));
-    }
-  } catch (const std::exception& e) {
-    local_errors.push_back(fmt::format("rank {}: {}", me, e.what()));
-  }
-
-  // every rank learns how many messages each peer completed toward it, while still receiving
-  const std::vector<std::uint64_t> sent = eng->completed_by_rank();
-  std::vector<std::uint64_t> expected(n, 0);
-  {
-    mpi::request req = w.ialltoall(std::span<const std::uint64_t>(sent), std::span<std::uint64_t>(expected), 1);
-    if (!progress_until(
-            *eng, [&] { return req.test(); }, o.timeout_s)) {
-      const std::string msg = fmt::format(
-          "rank {} ({}): timed out after {:g} s waiting for the other ranks to finish "
-          "sending; a rank may have died",
-          me, fabric::this_host(), o.timeout_s);
-      fmt::print(stderr, "rdmamesh: error: {}\n", msg);
-      if (file) file->finish(false, msg);
-      w.abort(exit_system);
-    }
-  }
-  eng->expect(expected);
-  if (!progress_until(
-          *eng, [&] { return eng->received_all(); }, o.timeout_s)) {
-    local_errors.push_back(
-        fmt::format("rank {}: timed out after {:g} s waiting for {}", me, o.timeout_s, eng->pending()));
-  }
-  eng->verify_final();
-
-  // stats: rank 0 assembles the matrices
-  const std::vector<stats::pair_counters> counters = eng->results();
-  const auto rows = w.gather(std::span<const stats::pair_counters>(counters));
-  std::vector<std::string> events = eng->events();
-  events.insert(events.end(), local_errors.begin(), local_errors.end());
-  const auto all_events = split_lines(w.allgather_strings(join_lines(events)));
-
-  bool clean = local_errors.empty();
-  for (const auto& c : counters) clean = clean && c.flags == 0 && c.verify_errors == 0;
-  clean = w.all_true(clean);
-
-  // io
-  if (me == 0) {
-    const stats::run_matrices m = stats::assemble(rows, n, o.size, receiver_sees_messages(o.op));
-    fmt::print("{}{}", io::format_matrix(m.tx_bw, "send bandwidth"), io::format_results(o, m, all_events));
-    std::fflush(stdout);
-    if (file) {
-      file->write_run(0, o, m, all_events);
+  const context c{w, o, n, me, file.get(), ep->inline_size(), layout.window};
+  std::vector<io::run_record> records;  // rank 0
+  bool clean = true;
+  std::uint32_t index = 0;
+  for (const auto& sched : schedules) {
+    std::vector<std::size_t> sweep;  // this pattern's records, in size order
+    for (std::uint64_t size : o.sizes) {
+      std::optional<io::run_record> record;
+      clean = (streamer ? run_one(c, *streamer, sched, size, record, index)
+                        : run_one(c, *pinger, sched, size, record, index)) &&
+              clean;
+      ++index;
       run_written = true;
-      file->finish(true, clean ? "ok" : "finished with failures");
+      if (record) {
+        sweep.push_back(records.size());
+        records.push_back(std::move(*record));
+      }
+    }
+    if (file && o.sizes.size() > 1) {
+      std::vector<const io::run_record*> runs;
+      for (auto i : sweep) runs.push_back(&records[i]);
+      file->write_sweep(o, sched.pattern(), runs);
     }
   }
+
+  // stats: contention needs the mesh and a pairwise run of the same size
+  if (me == 0) add_contention(o, records, file.get());
+  clean = w.all_true(clean);
+  if (file) file->finish(true, clean ? "ok" : "finished with failures");
   w.barrier();  // no rank tears down its QPs while a peer might still touch them
   return clean ? exit_ok : exit_run_failures;
 }

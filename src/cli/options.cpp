@@ -2,10 +2,11 @@
 // every size flag accepts and rejects exactly the same spellings.
 #include "rdmamesh/cli/options.hpp"
 
+#include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include "rdmamesh/util/error.hpp"
@@ -18,20 +19,58 @@ std::string_view to_string(op_kind op) {
   switch (op) {
     case op_kind::write_imm: return "write_imm";
     case op_kind::write: return "write";
+    case op_kind::send: return "send";
+    case op_kind::read: return "read";
   }
   return "?";
 }
 
+std::string_view to_string(mode_kind m) {
+  return m == mode_kind::bw ? "bw" : "lat";
+}
+
+std::string_view to_string(pattern_kind p) {
+  switch (p) {
+    case pattern_kind::mesh: return "mesh";
+    case pattern_kind::shift: return "shift";
+    case pattern_kind::pairs: return "pairs";
+    case pattern_kind::incast: return "incast";
+  }
+  return "?";
+}
+
+std::uint64_t options::max_size() const {
+  return sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
+}
+
+std::vector<std::uint64_t> all_sizes() {
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t s = 2; s <= (8ULL << 20); s *= 2) out.push_back(s);
+  return out;
+}
+
 std::vector<std::pair<std::string, std::string>> describe(const options& o) {
   auto num = [](double v) { return fmt::format("{:g}", v); };
+  std::vector<std::string> sizes;
+  for (auto s : o.sizes) sizes.push_back(format_size(s));
+  std::vector<std::string_view> patterns;
+  for (auto p : o.patterns) patterns.push_back(to_string(p));
   return {
       {"op", std::string(to_string(o.op))},
-      {"size", format_size(o.size)},
+      {"mode", std::string(to_string(o.mode))},
+      {"pattern", fmt::format("{}", fmt::join(patterns, ","))},
+      {"bidirectional", o.bidirectional ? "yes" : "no"},
+      {"target", o.target >= 0 ? fmt::format("{}", o.target) : "all"},
+      {"size", fmt::format("{}", fmt::join(sizes, ","))},
       {"duration", o.duration_mode() ? num(o.duration_s) : "-"},
       {"warmup", o.duration_mode() ? num(o.warmup_s) : "-"},
       {"iters", o.duration_mode() ? "-" : fmt::format("{}", o.iters)},
       {"tx-depth", fmt::format("{}", o.tx_depth)},
       {"rx-depth", fmt::format("{}", o.rx_depth)},
+      {"post-list", fmt::format("{}", o.post_list)},
+      {"cq-mod", o.cq_mod ? fmt::format("{}", o.cq_mod) : "auto"},
+      {"inline-size", o.inline_size >= 0 ? fmt::format("{}", o.inline_size) : "auto"},
+      {"qps", fmt::format("{}", o.qps)},
       {"qp-timeout", fmt::format("{}", o.qp_timeout)},
       {"peer-buffer", o.peer_buffer ? format_size(o.peer_buffer) : "auto"},
       {"ib-dev", o.ib_dev.empty() ? "auto" : o.ib_dev},
@@ -65,10 +104,56 @@ std::string join_command_line(int argc, const char* const* argv) {
 
 namespace {
 
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t comma = s.find(',', pos);
+    out.push_back(s.substr(pos, comma - pos));
+    if (comma == std::string::npos) return out;
+    pos = comma + 1;
+  }
+}
+
+std::vector<pattern_kind> parse_patterns(const std::string& text) {
+  std::vector<pattern_kind> out;
+  for (const auto& name : split_commas(text)) {
+    pattern_kind p{};
+    if (name == "mesh") {
+      p = pattern_kind::mesh;
+    } else if (name == "shift") {
+      p = pattern_kind::shift;
+    } else if (name == "pairs") {
+      p = pattern_kind::pairs;
+    } else if (name == "incast") {
+      p = pattern_kind::incast;
+    } else {
+      throw usage_error(
+          fmt::format("unknown --pattern '{}': use mesh, shift, pairs or incast (a comma list runs "
+                      "several, e.g. mesh,pairs)",
+                      name));
+    }
+    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  }
+  return out;
+}
+
 void validate(const options& o) {
-  if (o.size == 0) throw usage_error("--size must be at least 1 byte, e.g. -s 64K");
+  for (auto s : o.sizes) {
+    if (s == 0) throw usage_error("--size must be at least 1 byte, e.g. -s 64K");
+    if (s > (1ULL << 31)) throw usage_error("--size is at most 2G (one work request's length is 32 bits)");
+  }
   if (o.tx_depth == 0) throw usage_error("--tx-depth must be at least 1, e.g. -t 128");
   if (o.rx_depth == 0) throw usage_error("--rx-depth must be at least 1, e.g. -r 512");
+  if (o.qps == 0) throw usage_error("--qps must be at least 1");
+  if (o.post_list == 0) throw usage_error("--post-list must be at least 1");
+  if (o.post_list > o.tx_depth) {
+    throw usage_error(
+        fmt::format("--post-list {} exceeds --tx-depth {}; a list must fit in the window: lower -l or "
+                    "raise -t",
+                    o.post_list, o.tx_depth));
+  }
+  if (o.inline_size < -1) throw usage_error("--inline-size must be 0 or more");
   if (o.duration_mode() && !(o.duration_s > 0 && std::isfinite(o.duration_s))) {
     throw usage_error("--duration must be a positive number of seconds, e.g. -D 2");
   }
@@ -78,9 +163,18 @@ void validate(const options& o) {
   if (!(o.timeout_s > 0 && std::isfinite(o.timeout_s))) {
     throw usage_error("--timeout must be a positive number of seconds");
   }
-  if (o.peer_buffer != 0 && o.peer_buffer < o.size) {
+  if (o.peer_buffer != 0 && o.peer_buffer < o.max_size()) {
     throw usage_error(fmt::format("--size {} does not fit in --peer-buffer {}; raise --peer-buffer or lower --size",
-                                  format_size(o.size), format_size(o.peer_buffer)));
+                                  format_size(o.max_size()), format_size(o.peer_buffer)));
+  }
+  const bool pairs = std::find(o.patterns.begin(), o.patterns.end(), pattern_kind::pairs) != o.patterns.end();
+  const bool incast = std::find(o.patterns.begin(), o.patterns.end(), pattern_kind::incast) != o.patterns.end();
+  if (o.bidirectional && !pairs) {
+    throw usage_error("-b/--bidirectional applies to --pattern pairs (mesh runs every direction at once already)");
+  }
+  if (o.target >= 0 && !incast) throw usage_error("--target applies to --pattern incast");
+  if (o.mode == mode_kind::lat && o.post_list != 1) {
+    throw usage_error("--post-list applies to --mode bw (a ping-pong has one message in flight)");
   }
 }
 
@@ -89,33 +183,56 @@ void validate(const options& o) {
 parse_outcome parse_command_line(int argc, const char* const* argv) {
   options o;
   std::string size = "64K";
+  std::string sizes;
   std::string peer_buffer;
   std::string op = "write_imm";
+  std::string mode = "bw";
+  std::string pattern;
+  bool all = false;
 
   CLI::App app{
       "rdmamesh: full-mesh RDMA communication test. Launch with mpirun or srun; every rank "
-      "connects one RC QP to every other rank and all pairs run at once.",
+      "connects RC QPs to every other rank and all pairs of a round run at once.",
       "rdmamesh"};
   app.set_version_flag("--version", std::string("rdmamesh ") + tool_version);
   app.get_formatter()->column_width(34);
 
-  app.add_option("--op", op, "Operation: write_imm (receiver counts every message) or write (one-sided)")
-      ->check(CLI::IsMember({"write_imm", "write"}))
+  app.add_option("--op", op, "write_imm (receiver counts each message), write (one-sided), send, read")
+      ->check(CLI::IsMember({"write_imm", "write", "send", "read"}))
       ->capture_default_str();
-  app.add_option("-s,--size", size, "Message size in bytes; units K, M, G (powers of 1024)")->capture_default_str();
-  auto* dur = app.add_option("-D,--duration", o.duration_s, "Measured seconds per run")->capture_default_str();
+  app.add_option("--mode", mode, "bw: bandwidth and message rate; lat: ping-pong latency")
+      ->check(CLI::IsMember({"bw", "lat"}))
+      ->capture_default_str();
+  app.add_option("--pattern", pattern,
+                 "mesh, shift, pairs, incast, or a comma list; default mesh (bw), pairs (lat). mesh and pairs "
+                 "together also give each pair's contention ratio");
+  app.add_flag("-b,--bidirectional", o.bidirectional, "--pattern pairs: both directions of a pair at once");
+  app.add_option("--target", o.target, "--pattern incast: the one receiving rank (default: every rank in turn)")
+      ->check(CLI::NonNegativeNumber);
+  auto* size_opt =
+      app.add_option("-s,--size", size, "Message size in bytes; units K, M, G (powers of 1024)")->capture_default_str();
+  auto* sizes_opt = app.add_option("--sizes", sizes, "Comma list of sizes for one sweep, e.g. 64,4K,1M");
+  auto* all_opt = app.add_flag("-a,--all", all, "Sweep 2 B ... 8 MiB in powers of two");
+  size_opt->excludes(sizes_opt)->excludes(all_opt);
+  sizes_opt->excludes(all_opt);
+  auto* dur = app.add_option("-D,--duration", o.duration_s, "Measured seconds per round")->capture_default_str();
   auto* iters = app.add_option("-n,--iters", o.iters, "Messages per ordered pair instead of a duration");
   dur->excludes(iters);
-  app.add_option("--warmup", o.warmup_s, "Unmeasured seconds before a duration run")->capture_default_str();
+  app.add_option("--warmup", o.warmup_s, "Unmeasured seconds before each duration round")->capture_default_str();
   app.add_option("-t,--tx-depth", o.tx_depth, "Outstanding work requests per QP")->capture_default_str();
-  app.add_option("-r,--rx-depth", o.rx_depth,
-                 "Receives posted per QP; deeper than -t so a busy receiver is not a stall")
+  app.add_option("-r,--rx-depth", o.rx_depth, "Receives posted in the rank's shared receive queue")
       ->capture_default_str();
+  app.add_option("-l,--post-list", o.post_list, "Work requests chained per ibv_post_send")->capture_default_str();
+  app.add_option("-Q,--cq-mod", o.cq_mod, "Signal every Nth work request (default 100, 1 above 8K, as perftest)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("-I,--inline-size", o.inline_size,
+                 "Inline messages up to this size (default 220 for writes, 236 for send, capped by the device)");
+  app.add_option("-q,--qps", o.qps, "RC QPs per peer; messages spread over them")->capture_default_str();
   app.add_option("--qp-timeout", o.qp_timeout, "RC transport timeout exponent: 4.096 us * 2^N per retry (7 retries)")
       ->check(CLI::Range(1, 31))
       ->capture_default_str();
   app.add_option("--peer-buffer", peer_buffer,
-                 "Receive buffer per peer (slots rotate inside it); default max(16M, 2 slots)");
+                 "Receive memory per peer (slots rotate inside it); default scales with N");
   app.add_option("-d,--ib-dev", o.ib_dev, "RDMA device; default: the first with an ACTIVE port");
   app.add_option("-i,--ib-port", o.ib_port, "Device port; default: the first ACTIVE port")->check(CLI::Range(1, 255));
   app.add_option("-x,--gid-index", o.gid_index, "GID index (RoCE); default: a RoCE v2 IPv4-mapped GID")
@@ -129,8 +246,24 @@ parse_outcome parse_command_line(int argc, const char* const* argv) {
   parse_outcome out;
   try {
     app.parse(argc, argv);
-    o.op = (op == "write") ? op_kind::write : op_kind::write_imm;
-    o.size = parse_size(size, "--size");
+    o.op = op == "write"  ? op_kind::write
+           : op == "send" ? op_kind::send
+           : op == "read" ? op_kind::read
+                          : op_kind::write_imm;
+    o.mode = mode == "lat" ? mode_kind::lat : mode_kind::bw;
+    if (!pattern.empty()) {
+      o.patterns = parse_patterns(pattern);
+    } else {
+      o.patterns = {o.mode == mode_kind::lat ? pattern_kind::pairs : pattern_kind::mesh};
+    }
+    if (all) {
+      o.sizes = all_sizes();
+    } else if (!sizes.empty()) {
+      o.sizes.clear();
+      for (const auto& s : split_commas(sizes)) o.sizes.push_back(parse_size(s, "--sizes entry"));
+    } else {
+      o.sizes = {parse_size(size, "--size")};
+    }
     if (!peer_buffer.empty()) o.peer_buffer = parse_size(peer_buffer, "--peer-buffer");
     if (iters->count() && o.iters == 0) throw usage_error("--iters must be at least 1, e.g. -n 1000");
     validate(o);

@@ -24,6 +24,14 @@ std::uint64_t memlock_limit() {
   return rl.rlim_cur;
 }
 
+// Signaled WRs a session can have outstanding: one per cq_mod WRs of the window, plus the
+// extra signaled WR that closes an unsignaled tail at the end of a round.
+std::uint64_t signaled_per_session(const options& o, const plan::layout& l) {
+  std::uint32_t smallest_mod = l.window;
+  for (auto s : o.sizes) smallest_mod = std::min(smallest_mod, plan::cq_mod_for(o, s, l.window));
+  return (l.window + smallest_mod - 1) / smallest_mod + 2;
+}
+
 }  // namespace
 
 endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& port, std::uint32_t rank,
@@ -32,35 +40,48 @@ endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& p
   ctx_ = std::make_shared<verbs::context>(port_.device);
   const ibv_device_attr& da = ctx_->device_attr();
   limits_.max_qp_wr = static_cast<std::uint32_t>(da.max_qp_wr);
+  limits_.max_srq_wr = static_cast<std::uint32_t>(da.max_srq_wr);
   limits_.max_cqe = da.max_cqe;
   limits_.max_qp_rd_atom = static_cast<std::uint32_t>(da.max_qp_rd_atom);
   limits_.max_qp_init_rd_atom = static_cast<std::uint32_t>(da.max_qp_init_rd_atom);
   limits_.max_mr_size = da.max_mr_size;
 
-  if (o.tx_depth > limits_.max_qp_wr) {
+  const std::string& dev = port_.device;
+  if (l.window > limits_.max_qp_wr) {
     throw usage_error(
-        fmt::format("--tx-depth {} exceeds {}'s max_qp_wr {}; lower -t", o.tx_depth, port_.device, limits_.max_qp_wr));
+        fmt::format("--tx-depth {} exceeds {}'s max_qp_wr {}; lower -t", l.window, dev, limits_.max_qp_wr));
   }
-  if (o.rx_depth > limits_.max_qp_wr) {
+  if (l.srq_depth > limits_.max_srq_wr) {
     throw usage_error(
-        fmt::format("--rx-depth {} exceeds {}'s max_qp_wr {}; lower -r", o.rx_depth, port_.device, limits_.max_qp_wr));
+        fmt::format("--rx-depth {} exceeds {}'s max_srq_wr {}; lower -r", l.srq_depth, dev, limits_.max_srq_wr));
   }
   if (l.total_bytes() > limits_.max_mr_size) {
     throw usage_error(fmt::format("the buffer of {} bytes exceeds {}'s max_mr_size {}; lower --size or --peer-buffer",
-                                  l.total_bytes(), port_.device, limits_.max_mr_size));
+                                  l.total_bytes(), dev, limits_.max_mr_size));
   }
-  const bool receives = receiver_sees_messages(o.op);
-  const std::uint64_t send_cqe = std::uint64_t{l.n_peers} * l.window;
-  const std::uint64_t recv_cqe = receives ? std::uint64_t{l.n_peers} * l.rx_depth : 1;
-  if (std::max(send_cqe, recv_cqe) > static_cast<std::uint64_t>(limits_.max_cqe)) {
-    throw usage_error(fmt::format("{} peers x {} needs a CQ of {} entries but {} allows {}; lower {}", l.n_peers,
-                                  send_cqe >= recv_cqe ? "--tx-depth" : "--rx-depth", std::max(send_cqe, recv_cqe),
-                                  port_.device, limits_.max_cqe, send_cqe >= recv_cqe ? "-t" : "-r"));
+  const std::uint64_t send_cqe = std::uint64_t{l.sessions()} * signaled_per_session(o, l);
+  const std::uint64_t recv_cqe = std::max<std::uint64_t>(l.srq_depth, 1);
+  if (send_cqe > static_cast<std::uint64_t>(limits_.max_cqe)) {
+    throw usage_error(
+        fmt::format("{} QPs x {} signaled WRs each needs a send CQ of {} entries but {} allows {}; "
+                    "raise -Q/--cq-mod or lower -t or -q",
+                    l.sessions(), signaled_per_session(o, l), send_cqe, dev, limits_.max_cqe));
+  }
+  if (recv_cqe > static_cast<std::uint64_t>(limits_.max_cqe)) {
+    throw usage_error(fmt::format("--rx-depth {} needs a receive CQ of as many entries but {} allows {}; lower -r",
+                                  l.srq_depth, dev, limits_.max_cqe));
   }
 
   pd_ = std::make_shared<verbs::protection_domain>(ctx_);
-  send_cq_ = std::make_shared<verbs::completion_queue>(ctx_, static_cast<int>(std::max<std::uint64_t>(send_cqe, 1)));
-  recv_cq_ = std::make_shared<verbs::completion_queue>(ctx_, static_cast<int>(std::max<std::uint64_t>(recv_cqe, 1)));
+  send_cq_ = std::make_shared<verbs::completion_queue>(ctx_, static_cast<int>(send_cqe));
+  recv_cq_ = std::make_shared<verbs::completion_queue>(ctx_, static_cast<int>(recv_cqe));
+
+  limits_.max_inline = verbs::probe_max_inline(pd_, send_cq_);
+  if (o.inline_size > 0 && static_cast<std::uint32_t>(o.inline_size) > limits_.max_inline) {
+    throw usage_error(fmt::format("--inline-size {} exceeds {}'s largest inline size {}; lower -I", o.inline_size, dev,
+                                  limits_.max_inline));
+  }
+  inline_size_ = plan::inline_for(o, limits_.max_inline);
 
   buf_ = std::make_unique<host_buffer>(l.total_bytes());
   try {
@@ -75,12 +96,13 @@ endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& p
     }
     throw;
   }
+  if (l.srq_depth > 0) srq_ = std::make_shared<verbs::shared_receive_queue>(pd_, l.srq_depth);
 
   std::random_device rd;
   std::mt19937 gen(rd());
-  const verbs::qp_caps caps{l.window, receives ? l.rx_depth : 1, 0};
-  for (std::uint32_t i = 0; i < l.n_peers; ++i) {
-    auto qp = std::make_unique<verbs::queue_pair>(pd_, send_cq_, recv_cq_, caps);
+  const verbs::qp_caps caps{l.window, 1, inline_size_};
+  for (std::uint32_t s = 0; s < l.sessions(); ++s) {
+    auto qp = std::make_unique<verbs::queue_pair>(pd_, send_cq_, recv_cq_, srq_, caps);
     verbs::to_init(*qp, port_.port, access_flags);
     qps_.push_back(std::move(qp));
     psns_.push_back(gen() & 0xffffff);
@@ -88,19 +110,20 @@ endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& p
 }
 
 endpoint::~endpoint() {
-  // QPs hold references to the CQs and PD; release them before the rest.
+  // QPs hold references to the CQs, SRQ and PD; release them before the rest.
   qps_.clear();
 }
 
 std::vector<conn_info> endpoint::local_infos() const {
-  std::vector<conn_info> out(n_ranks_);
-  for (std::uint32_t i = 0; i < layout_.n_peers; ++i) {
-    conn_info& c = out[plan::peer_rank(rank_, i)];
+  std::vector<conn_info> out(std::size_t{n_ranks_} * layout_.qps);
+  for (std::uint32_t s = 0; s < layout_.sessions(); ++s) {
+    const std::uint32_t peer = plan::peer_rank(rank_, s / layout_.qps);
+    conn_info& c = out[std::size_t{peer} * layout_.qps + s % layout_.qps];
     c.magic = conn_info_magic;
-    c.qp_num = qps_[i]->qp_num();
-    c.psn = psns_[i];
+    c.qp_num = qps_[s]->qp_num();
+    c.psn = psns_[s];
     c.rkey = mr_->rkey();
-    c.addr = reinterpret_cast<std::uintptr_t>(buf_->data()) + layout_.rx_offset(i);
+    c.addr = reinterpret_cast<std::uintptr_t>(buf_->data()) + layout_.rx_offset(s);
     c.length = layout_.rx_region_bytes();
     c.slot_stride = layout_.slot_stride;
     c.slots = layout_.rx_slots;
@@ -115,12 +138,14 @@ std::vector<conn_info> endpoint::local_infos() const {
 }
 
 void endpoint::connect(std::span<const conn_info> remote) {
-  if (remote.size() != n_ranks_) {
-    throw std::logic_error(fmt::format("connect: {} infos for {} ranks", remote.size(), n_ranks_));
+  if (remote.size() != std::size_t{n_ranks_} * layout_.qps) {
+    throw std::logic_error(
+        fmt::format("connect: {} infos for {} ranks x {} QPs", remote.size(), n_ranks_, layout_.qps));
   }
-  for (std::uint32_t i = 0; i < layout_.n_peers; ++i) {
-    const std::uint32_t peer = plan::peer_rank(rank_, i);
-    const conn_info& r = remote[peer];
+  for (std::uint32_t s = 0; s < layout_.sessions(); ++s) {
+    const std::uint32_t peer = plan::peer_rank(rank_, s / layout_.qps);
+    const std::uint32_t lane = s % layout_.qps;
+    const conn_info& r = remote[std::size_t{peer} * layout_.qps + lane];
     if (auto err = validate(r, static_cast<int>(peer), port_.ethernet); !err.empty()) throw usage_error(err);
     if (r.slot_stride < layout_.msg_size) {
       throw usage_error(
@@ -134,16 +159,17 @@ void endpoint::connect(std::span<const conn_info> remote) {
     rtr.path_mtu = static_cast<ibv_mtu>(std::min<int>(port_.mtu, r.mtu));
     rtr.max_dest_rd_atomic = static_cast<std::uint8_t>(std::min<std::uint32_t>(limits_.max_qp_rd_atom, 255));
     rtr.remote = {r.qp_num, r.psn, r.lid, r.gid, port_.ethernet || r.use_grh != 0};
-    verbs::to_rtr(*qps_[i], rtr);
+    verbs::to_rtr(*qps_[s], rtr);
 
     verbs::rts_params rts;
-    rts.sq_psn = psns_[i];
+    rts.sq_psn = psns_[s];
     rts.timeout = static_cast<std::uint8_t>(opts_.qp_timeout);
+    // as deep as both ends allow: a READ depth of 1 serializes READs on the round trip
     rts.max_rd_atomic = static_cast<std::uint8_t>(
         std::clamp<std::uint32_t>(std::min<std::uint32_t>(limits_.max_qp_init_rd_atom, r.max_rd_atomic), 1, 255));
-    verbs::to_rts(*qps_[i], rts);
+    verbs::to_rts(*qps_[s], rts);
 
-    links_.push_back({peer, qps_[i]->get(), r.addr, r.rkey, r.slots, r.slot_stride});
+    links_.push_back({peer, lane, s, qps_[s]->get(), r.addr, r.rkey, r.slots, r.slot_stride});
   }
 }
 

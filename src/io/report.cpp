@@ -1,6 +1,8 @@
-// Console formatting with fmt. Bandwidths in Gb/s (10^9 bit/s), sizes in binary units.
+// Console formatting with fmt. Bandwidths in Gb/s (10^9 bit/s), rates in millions of
+// messages per second, latencies in microseconds, sizes in bytes.
 #include "rdmamesh/io/report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -20,20 +22,35 @@ std::string where(const fabric::rank_info& r) {
   return s + fmt::format(" mtu {}", r.mtu);
 }
 
+std::string num(double v, int decimals) {
+  return std::isfinite(v) ? fmt::format("{:.{}f}", v, decimals) : "-";
+}
 std::string gbps(double bytes_per_s) {
-  return std::isfinite(bytes_per_s) ? fmt::format("{:.3f}", to_gbps(bytes_per_s)) : "-";
+  return num(to_gbps(bytes_per_s), 3);
+}
+std::string us(double ns) {
+  return num(ns * 1e-3, 2);
 }
 
-std::string summary_line(const char* what, const stats::square<double>& m) {
-  const stats::summary s = stats::summarize(m);
-  if (s.pairs == 0) return fmt::format("# {} [Gb/s]: no pair measured\n", what);
-  return fmt::format("# {} [Gb/s]: min {}  median {}  max {}  over {} pairs; aggregate {}\n", what, gbps(s.min),
-                     gbps(s.median), gbps(s.max), s.pairs, gbps(s.aggregate));
+template <class T>
+bool any_nonzero(const stats::square<T>& m) {
+  return std::any_of(m.v.begin(), m.v.end(), [](T x) { return x != 0; });
+}
+
+template <class T>
+std::vector<std::string> nonzero_pairs(const stats::square<T>& m) {
+  std::vector<std::string> out;
+  for (std::uint32_t s = 0; s < m.n; ++s) {
+    for (std::uint32_t d = 0; d < m.n; ++d) {
+      if (m.at(s, d) != 0) out.push_back(fmt::format("{}->{}", s, d));
+    }
+  }
+  return out;
 }
 
 }  // namespace
 
-std::string format_header(const options& o, std::span<const fabric::rank_info> ranks) {
+std::string format_header(const options& o, std::span<const fabric::rank_info> ranks, std::uint32_t inline_size) {
   std::string out = fmt::format("# rdmamesh {}\n", tool_version);
   std::map<std::string, std::vector<std::size_t>> by_host;
   for (std::size_t i = 0; i < ranks.size(); ++i) by_host[std::string(fabric::text(ranks[i].host))].push_back(i);
@@ -48,64 +65,124 @@ std::string format_header(const options& o, std::span<const fabric::rank_info> r
   } else {
     for (std::size_t i = 0; i < ranks.size(); ++i) out += fmt::format("# rank {} device {}\n", i, where(ranks[i]));
   }
-  out +=
-      fmt::format("# op {}  size {} ({} B)  tx_depth {}  ", to_string(o.op), format_size(o.size), o.size, o.tx_depth);
+  std::vector<std::string_view> patterns;
+  for (auto p : o.patterns) patterns.push_back(to_string(p));
+  out += fmt::format("# mode {}  op {}  pattern {}{}{}  qps/peer {}\n", to_string(o.mode), to_string(o.op),
+                     fmt::join(patterns, ","), o.bidirectional ? " (bidirectional)" : "",
+                     o.target >= 0 ? fmt::format(" (target {})", o.target) : "", o.qps);
+  out += fmt::format("# tx_depth {}  rx_depth {} (shared receive queue)  post_list {}  cq_mod {}  inline up to {} B\n",
+                     o.tx_depth, o.rx_depth, o.post_list,
+                     o.cq_mod ? fmt::format("{}", o.cq_mod) : std::string("auto (100, 1 above 8K)"), inline_size);
+  std::vector<std::string> sizes;
+  for (auto s : o.sizes) sizes.push_back(format_size(s));
+  out += fmt::format("# sizes {}  ", fmt::join(sizes, ","));
   if (o.duration_mode()) {
-    out += fmt::format("duration {:g} s after {:g} s warm-up", o.duration_s, o.warmup_s);
+    out += fmt::format("duration {:g} s per round after {:g} s warm-up", o.duration_s, o.warmup_s);
   } else {
     out += fmt::format("iters {} per pair", o.iters);
   }
   out += fmt::format("  verify {}\n", o.verify ? "on" : "off");
+  if (o.mode == mode_kind::lat) {
+    out += o.op == op_kind::read ? "# latency = the time a READ takes to complete (a full round trip)\n"
+                                 : "# latency = half the ping-pong round trip, as perftest's *_lat\n";
+  }
+  return out;
+}
+
+std::string format_table_header(const options& o) {
+  if (o.mode == mode_kind::lat) {
+    return fmt::format("#{:>7} {:>9} {:>6} {:>6} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8}\n", "pattern",
+                       "size[B]", "rounds", "pairs", "samples", "min[us]", "p50", "p90", "p99", "p99.9", "max", "mean",
+                       "stddev");
+  }
+  return fmt::format("#{:>7} {:>9} {:>6} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11} {:>8}\n", "pattern", "size[B]",
+                     "rounds", "pairs", "min[Gb/s]", "median", "max", "aggregate", "rx_aggr", "Mmsg/s", "fairness");
+}
+
+std::string format_run(const options& o, const run_record& r) {
+  std::string out;
+  const bool single_size = o.sizes.size() == 1;
+  if (r.bw) {
+    const stats::run_matrices& m = *r.bw;
+    const stats::summary tx = stats::summarize(m.tx_bw, m.round);
+    const stats::summary rx = stats::summarize(m.rx_bw, m.round);
+    const stats::summary rate = stats::summarize(m.tx_rate, m.round);
+    std::string fairness = "-";
+    if (r.pattern == pattern_kind::incast) {
+      const auto fair = stats::column_fairness(receiver_sees_messages(o.op) ? m.rx_bw : m.tx_bw);
+      double worst = INFINITY;  // the least fair target
+      for (double f : fair) {
+        if (std::isfinite(f)) worst = std::min(worst, f);
+      }
+      fairness = num(worst, 3);
+    }
+    out +=
+        fmt::format(" {:>7} {:>9} {:>6} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11} {:>8}\n", to_string(r.pattern),
+                    r.size, r.rounds, tx.pairs, tx.pairs ? gbps(tx.min) : "-", tx.pairs ? gbps(tx.median) : "-",
+                    tx.pairs ? gbps(tx.max) : "-", tx.pairs ? gbps(tx.aggregate) : "-",
+                    rx.pairs ? gbps(rx.aggregate) : "-", rate.pairs ? num(rate.aggregate / 1e6, 4) : "-", fairness);
+    if (single_size) out += format_matrix(m.tx_bw, fmt::format("{} send bandwidth", to_string(r.pattern)));
+    if (r.pattern == pattern_kind::incast && single_size) {
+      out += format_values(stats::shares(receiver_sees_messages(o.op) ? m.rx_bw : m.tx_bw),
+                           "incast share of each target's bandwidth per sender", 3);
+    }
+    if (o.verify) {
+      std::uint64_t bad = 0, checked = 0;
+      for (auto v : m.verify_errors.v) bad += v;
+      for (auto v : (receiver_sees_messages(o.op) ? m.rx_total.v : m.tx_total.v)) checked += v;
+      out += bad == 0 ? fmt::format("# verify: ok, {} messages checked end to end\n", checked)
+                      : fmt::format("# verify: FAILED, {} mismatching messages\n", bad);
+    }
+    if (any_nonzero(m.flags)) out += fmt::format("# failed pairs: {}\n", fmt::join(nonzero_pairs(m.flags), " "));
+  }
+  if (r.lat) {
+    const stats::histogram& h = r.lat_all;
+    std::size_t pairs = 0;
+    for (auto c : r.lat->count.v) pairs += c > 0 ? 1 : 0;
+    out += fmt::format(" {:>7} {:>9} {:>6} {:>6} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8}\n",
+                       to_string(r.pattern), r.size, r.rounds, pairs, h.count(), us(static_cast<double>(h.min())),
+                       us(static_cast<double>(h.percentile(50))), us(static_cast<double>(h.percentile(90))),
+                       us(static_cast<double>(h.percentile(99))), us(static_cast<double>(h.percentile(99.9))),
+                       us(static_cast<double>(h.max())), us(h.mean()), us(h.stddev()));
+    if (single_size) out += format_values(r.lat->p50, fmt::format("{} p50 latency [us]", to_string(r.pattern)), 2);
+    if (any_nonzero(r.lat_flags))
+      out += fmt::format("# failed pairs: {}\n", fmt::join(nonzero_pairs(r.lat_flags), " "));
+  }
+  for (const auto& e : r.events) out += fmt::format("# event: {}\n", e);
   return out;
 }
 
 std::string format_matrix(const stats::square<double>& bw, const std::string& title) {
-  if (bw.n > max_printed_matrix) {
-    return fmt::format("# {}: {} x {} matrix not printed (more than {} ranks); see the HDF5 file\n", title, bw.n, bw.n,
+  stats::square<double> gb = bw;
+  for (auto& v : gb.v) v = to_gbps(v);
+  return format_values(gb, title + " [Gb/s]", 3);
+}
+
+std::string format_values(const stats::square<double>& m, const std::string& title, int decimals) {
+  if (m.n > max_printed_matrix) {
+    return fmt::format("# {}: {} x {} matrix not printed (more than {} ranks); see the HDF5 file\n", title, m.n, m.n,
                        max_printed_matrix);
   }
-  std::string out = fmt::format("# {} [Gb/s], row = source rank, column = destination rank\n", title);
+  std::string out = fmt::format("# {}, row = source rank, column = destination rank\n", title);
   out += fmt::format("{:>8}", "src\\dst");
-  for (std::uint32_t c = 0; c < bw.n; ++c) out += fmt::format(" {:>9}", c);
+  for (std::uint32_t c = 0; c < m.n; ++c) out += fmt::format(" {:>9}", c);
   out += '\n';
-  for (std::uint32_t r = 0; r < bw.n; ++r) {
+  for (std::uint32_t r = 0; r < m.n; ++r) {
     out += fmt::format("{:>8}", r);
-    for (std::uint32_t c = 0; c < bw.n; ++c) out += fmt::format(" {:>9}", r == c ? "-" : gbps(bw.at(r, c)));
+    for (std::uint32_t c = 0; c < m.n; ++c) out += fmt::format(" {:>9}", r == c ? "-" : num(m.at(r, c), decimals));
     out += '\n';
   }
   return out;
 }
 
-std::string format_results(const options& o, const stats::run_matrices& m, const std::vector<std::string>& events) {
-  std::string out = summary_line("send bandwidth per pair", m.tx_bw);
-  if (receiver_sees_messages(o.op)) {
-    out += summary_line("receive bandwidth per pair", m.rx_bw);
-  } else {
-    out += fmt::format("# receive bandwidth: not measurable with --op {} (the receiver sees no completion)\n",
-                       to_string(o.op));
-  }
-  std::uint64_t tx = 0, rx = 0, tx_total = 0, rx_total = 0, bad = 0;
-  std::vector<std::string> failed;
-  for (std::uint32_t s = 0; s < m.tx_msgs.n; ++s) {
-    for (std::uint32_t d = 0; d < m.tx_msgs.n; ++d) {
-      tx += m.tx_msgs.at(s, d);
-      rx += m.rx_msgs.at(s, d);
-      tx_total += m.tx_total.at(s, d);
-      rx_total += m.rx_total.at(s, d);
-      bad += m.verify_errors.at(s, d);
-      if (m.flags.at(s, d) != 0) failed.push_back(fmt::format("{}->{}", s, d));
-    }
-  }
-  out += fmt::format("# messages in the measured interval: {} sent, {}\n", tx,
-                     receiver_sees_messages(o.op) ? fmt::format("{} received", rx) : std::string("receives not seen"));
-  if (o.verify) {
-    out += bad == 0 ? fmt::format("# verify: ok, {} messages checked end to end\n",
-                                  receiver_sees_messages(o.op) ? rx_total : tx_total)
-                    : fmt::format("# verify: FAILED, {} mismatching messages\n", bad);
-  }
-  if (!failed.empty()) out += fmt::format("# failed pairs: {}\n", fmt::join(failed, " "));
-  for (const auto& e : events) out += fmt::format("# event: {}\n", e);
-  return out;
+std::string format_contention(const run_record& mesh) {
+  if (!mesh.contention) return {};
+  const stats::summary s = stats::summarize(*mesh.contention);
+  if (s.pairs == 0) return {};
+  return fmt::format(
+      "# contention at {} B: mesh / {} bandwidth per pair: min {:.3f}  median {:.3f}  max {:.3f} over "
+      "{} pairs\n",
+      mesh.size, to_string(mesh.contention_vs), s.min, s.median, s.max, s.pairs);
 }
 
 }  // namespace rdmamesh::io

@@ -3,9 +3,9 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -30,6 +30,29 @@ template <class T>
 void write_square(hid_t loc, const std::string& name, const stats::square<T>& m) {
   const hsize_t dims[2] = {m.n, m.n};
   h5::write(loc, name, dims, std::span<const T>(m.v));
+}
+
+// [S, N, N]: one square per run, in size order.
+template <class T>
+void write_stack(hid_t loc, const std::string& name, const std::vector<const stats::square<T>*>& ms) {
+  if (ms.empty()) return;
+  const std::uint32_t n = ms.front()->n;
+  std::vector<T> flat;
+  flat.reserve(ms.size() * n * n);
+  for (const auto* m : ms) flat.insert(flat.end(), m->v.begin(), m->v.end());
+  const hsize_t dims[3] = {ms.size(), n, n};
+  h5::write(loc, name, dims, std::span<const T>(flat));
+}
+
+h5::handle open_group(hid_t loc, const std::string& name) {
+  if (H5Lexists(loc, name.c_str(), H5P_DEFAULT) > 0) {
+    return {H5Gopen2(loc, name.c_str(), H5P_DEFAULT), H5Gclose, fmt::format("H5Gopen2({})", name)};
+  }
+  return h5::create_group(loc, name);
+}
+
+std::string run_name(std::uint32_t index) {
+  return fmt::format("runs/{:04}", index);
 }
 
 }  // namespace
@@ -102,29 +125,116 @@ void results_file::write_ranks(std::span<const fabric::rank_info> ranks) {
   flush();
 }
 
-void results_file::write_run(std::uint32_t index, const options& o, const stats::run_matrices& m,
-                             const std::vector<std::string>& events) {
-  h5::handle runs(H5Gopen2(file_.get(), "runs", H5P_DEFAULT), H5Gclose, "H5Gopen2(runs)");
-  h5::handle g = h5::create_group(runs.get(), fmt::format("{:04}", index));
+void results_file::write_run(const options& o, const run_record& run) {
+  h5::handle g = h5::create_group(file_.get(), run_name(run.index));
   const hid_t r = g.get();
+  h5::set_attr(r, "pattern", std::string(to_string(run.pattern)));
   h5::set_attr(r, "op", std::string(to_string(o.op)));
-  h5::set_attr(r, "size", static_cast<std::int64_t>(o.size));
+  h5::set_attr(r, "mode", std::string(to_string(o.mode)));
+  h5::set_attr(r, "size", static_cast<std::int64_t>(run.size));
+  h5::set_attr(r, "rounds", static_cast<std::int64_t>(run.rounds));
   h5::set_attr(r, "duration_s", o.duration_mode() ? o.duration_s : 0.0);
   h5::set_attr(r, "warmup_s", o.duration_mode() ? o.warmup_s : 0.0);
   h5::set_attr(r, "iters", static_cast<std::int64_t>(o.iters));
   h5::set_attr(r, "tx_depth", static_cast<std::int64_t>(o.tx_depth));
+  h5::set_attr(r, "rx_depth", static_cast<std::int64_t>(o.rx_depth));
+  h5::set_attr(r, "post_list", static_cast<std::int64_t>(o.post_list));
+  h5::set_attr(r, "cq_mod", static_cast<std::int64_t>(run.cq_mod));
+  h5::set_attr(r, "inline_size", static_cast<std::int64_t>(run.inline_size));
+  h5::set_attr(r, "qps", static_cast<std::int64_t>(o.qps));
+  h5::set_attr(r, "bidirectional", static_cast<std::int64_t>(o.bidirectional ? 1 : 0));
+  h5::set_attr(r, "target", static_cast<std::int64_t>(o.target));
   h5::set_attr(r, "verify", static_cast<std::int64_t>(o.verify ? 1 : 0));
-  write_square(r, "tx_bw", m.tx_bw);
-  write_square(r, "rx_bw", m.rx_bw);
-  write_square(r, "tx_msgs", m.tx_msgs);
-  write_square(r, "rx_msgs", m.rx_msgs);
-  write_square(r, "tx_bytes", m.tx_bytes);
-  write_square(r, "rx_bytes", m.rx_bytes);
-  write_square(r, "tx_total", m.tx_total);
-  write_square(r, "rx_total", m.rx_total);
-  write_square(r, "verify_errors", m.verify_errors);
-  write_square(r, "flags", m.flags);
-  h5::write_strings(r, "events", events);
+  if (run.bw) {
+    const stats::run_matrices& m = *run.bw;
+    write_square(r, "tx_bw", m.tx_bw);
+    write_square(r, "rx_bw", m.rx_bw);
+    write_square(r, "tx_rate", m.tx_rate);
+    write_square(r, "rx_rate", m.rx_rate);
+    write_square(r, "tx_msgs", m.tx_msgs);
+    write_square(r, "rx_msgs", m.rx_msgs);
+    write_square(r, "tx_bytes", m.tx_bytes);
+    write_square(r, "rx_bytes", m.rx_bytes);
+    write_square(r, "tx_total", m.tx_total);
+    write_square(r, "rx_total", m.rx_total);
+    write_square(r, "verify_errors", m.verify_errors);
+    write_square(r, "flags", m.flags);
+    write_square(r, "round", m.round);
+    if (run.pattern == pattern_kind::incast) {
+      const auto& seen = receiver_sees_messages(o.op) ? m.rx_bw : m.tx_bw;
+      write_square(r, "share", stats::shares(seen));
+      const auto fair = stats::column_fairness(seen);
+      const hsize_t dims[1] = {fair.size()};
+      h5::write(r, "fairness", dims, std::span<const double>(fair));
+    }
+  }
+  if (run.lat) {
+    const stats::latency_matrices& m = *run.lat;
+    h5::set_attr(r, "latency_is", std::string(o.op == op_kind::read ? "read completion time" : "half round trip"));
+    h5::set_attr(r, "latency_unit", std::string("us"));
+    write_square(r, "lat_count", m.count);
+    write_square(r, "lat_min_us", m.min);
+    write_square(r, "lat_p50_us", m.p50);
+    write_square(r, "lat_p90_us", m.p90);
+    write_square(r, "lat_p99_us", m.p99);
+    write_square(r, "lat_p999_us", m.p999);
+    write_square(r, "lat_max_us", m.max);
+    write_square(r, "lat_mean_us", m.mean);
+    write_square(r, "lat_stddev_us", m.stddev);
+    write_square(r, "flags", run.lat_flags);
+    const auto counts = run.lat_all.counts();
+    const hsize_t dims[1] = {counts.size()};
+    h5::write(r, "lat_hist_ns", dims, counts);
+    const stats::histogram& h = run.lat_all;
+    h5::set_attr(r, "lat_samples", static_cast<std::int64_t>(h.count()));
+    h5::set_attr(r, "lat_all_min_us", static_cast<double>(h.min()) * 1e-3);
+    h5::set_attr(r, "lat_all_p50_us", static_cast<double>(h.percentile(50)) * 1e-3);
+    h5::set_attr(r, "lat_all_p99_us", static_cast<double>(h.percentile(99)) * 1e-3);
+    h5::set_attr(r, "lat_all_max_us", static_cast<double>(h.max()) * 1e-3);
+    h5::set_attr(r, "lat_all_mean_us", h.mean() * 1e-3);
+    h5::set_attr(r, "lat_all_stddev_us", h.stddev() * 1e-3);
+  }
+  h5::write_strings(r, "events", run.events);
+  flush();
+}
+
+void results_file::write_contention(const run_record& run) {
+  if (!run.contention) return;
+  h5::handle g = open_group(file_.get(), run_name(run.index));
+  write_square(g.get(), "contention", *run.contention);
+  h5::set_attr(g.get(), "contention_vs", std::string(to_string(run.contention_vs)));
+  flush();
+}
+
+void results_file::write_sweep(const options& o, pattern_kind p, const std::vector<const run_record*>& runs) {
+  if (runs.empty()) return;
+  h5::handle sweeps = open_group(file_.get(), "sweeps");
+  h5::handle g = h5::create_group(sweeps.get(), std::string(to_string(p)));
+  std::vector<std::uint64_t> sizes, index;
+  for (const auto* r : runs) {
+    sizes.push_back(r->size);
+    index.push_back(r->index);
+  }
+  const hsize_t dims[1] = {runs.size()};
+  h5::write(g.get(), "msg_size", dims, std::span<const std::uint64_t>(sizes));
+  h5::write(g.get(), "runs", dims, std::span<const std::uint64_t>(index));
+  using field = std::function<const stats::square<double>*(const run_record&)>;
+  auto stack = [&](const std::string& name, const field& f) {
+    std::vector<const stats::square<double>*> ms;
+    for (const auto* r : runs) ms.push_back(f(*r));
+    write_stack(g.get(), name, ms);
+  };
+  if (o.mode == mode_kind::bw) {
+    stack("tx_bw", [](const run_record& r) { return &r.bw->tx_bw; });
+    stack("rx_bw", [](const run_record& r) { return &r.bw->rx_bw; });
+    stack("tx_rate", [](const run_record& r) { return &r.bw->tx_rate; });
+    stack("rx_rate", [](const run_record& r) { return &r.bw->rx_rate; });
+  } else {
+    stack("lat_p50_us", [](const run_record& r) { return &r.lat->p50; });
+    stack("lat_p99_us", [](const run_record& r) { return &r.lat->p99; });
+    stack("lat_mean_us", [](const run_record& r) { return &r.lat->mean; });
+    stack("lat_max_us", [](const run_record& r) { return &r.lat->max; });
+  }
   flush();
 }
 

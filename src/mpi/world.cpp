@@ -76,6 +76,14 @@ double world::max(double mine) const {
   return out;
 }
 
+std::vector<std::uint64_t> world::reduce_sum(std::span<const std::uint64_t> mine, int root) const {
+  std::vector<std::uint64_t> out(rank_ == root ? mine.size() : 0);
+  check(MPI_Reduce(mine.data(), rank_ == root ? out.data() : nullptr, bytes(mine.size()), MPI_UINT64_T, MPI_SUM, root,
+                   comm_),
+        "MPI_Reduce(MPI_SUM)");
+  return out;
+}
+
 std::vector<std::string> world::allgather_strings(const std::string& mine) const {
   const int len = bytes(mine.size());
   std::vector<int> lens(static_cast<std::size_t>(size_));

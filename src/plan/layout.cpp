@@ -14,41 +14,73 @@ namespace {
 constexpr std::uint64_t align_up(std::uint64_t v, std::uint64_t a) {
   return (v + a - 1) / a * a;
 }
+constexpr std::uint64_t rank_budget = 256ULL << 20;
+constexpr std::uint64_t max_peer_budget = 16ULL << 20;
+constexpr std::uint64_t send_pool_budget = 32ULL << 20;
 
 }  // namespace
+
+std::uint64_t default_peer_budget(std::uint32_t n_peers) {
+  return std::clamp<std::uint64_t>(rank_budget / std::max<std::uint32_t>(n_peers, 1), 64ULL << 10, max_peer_budget);
+}
 
 layout make_layout(const options& o, std::uint32_t n_ranks) {
   layout l;
   l.n_peers = n_ranks > 0 ? n_ranks - 1 : 0;
-  l.msg_size = o.size;
+  l.qps = o.qps;
+  l.msg_size = o.max_size();
   // cache-line slots for small messages, page-aligned ones for large (DMA-friendly)
-  l.slot_stride = align_up(o.size, o.size >= 4096 ? 4096 : 64);
+  l.slot_stride = align_up(l.msg_size, l.msg_size >= 4096 ? 4096 : 64);
 
-  const std::uint64_t budget =
-      o.peer_buffer ? o.peer_buffer : std::max<std::uint64_t>(default_peer_buffer, 2 * l.slot_stride);
-  const std::uint64_t fit = budget / l.slot_stride;
-  if (fit == 0) {
-    throw usage_error(fmt::format("--size {} does not fit in --peer-buffer {}; raise --peer-buffer",
-                                  format_size(o.size), format_size(budget)));
+  const bool lat = o.mode == mode_kind::lat;
+  const std::uint64_t min_slots = (o.verify || lat) ? 2 : 1;  // lat: a ping slot and a pong slot
+  std::uint64_t budget = o.peer_buffer ? o.peer_buffer : default_peer_budget(l.n_peers);
+  const std::uint64_t need = l.slot_stride * min_slots * l.qps;
+  if (budget < need) {
+    if (o.peer_buffer) {
+      throw usage_error(
+          fmt::format("--peer-buffer {} holds fewer than {} slot(s) of {} for each of {} QP(s); raise "
+                      "--peer-buffer to at least {}",
+                      format_size(budget), min_slots, format_size(l.msg_size), l.qps, format_size(need)));
+    }
+    budget = need;
   }
+  const std::uint64_t fit = budget / l.qps / l.slot_stride;  // slots per session
 
   l.window = o.tx_depth;
-  l.rx_depth = o.rx_depth;
-  l.rx_slots = static_cast<std::uint32_t>(std::min<std::uint64_t>(fit, std::uint64_t{l.rx_depth} + 1));
-  l.tx_slots = 1;
+  l.srq_depth = receiver_sees_messages(o.op) ? o.rx_depth : 0;
+  l.rx_slots = static_cast<std::uint32_t>(std::min<std::uint64_t>(fit, std::uint64_t{o.rx_depth} + 1));
+  l.rx_slots = std::max<std::uint32_t>(l.rx_slots, static_cast<std::uint32_t>(min_slots));
+  if (o.op == op_kind::send) {
+    // SEND lands in whichever posted receive comes next: a pool, not per-peer regions
+    const std::uint64_t pool = std::max<std::uint64_t>(2, send_pool_budget / l.slot_stride);
+    l.pool_slots = static_cast<std::uint32_t>(std::min<std::uint64_t>(pool, o.rx_depth));
+    l.srq_depth = l.pool_slots;
+  }
 
-  if (o.verify) {
-    if (l.rx_slots < 2) {
-      throw usage_error(
-          fmt::format("--verify needs two {} slots per peer but --peer-buffer {} holds one; "
-                      "raise --peer-buffer to at least {}",
-                      format_size(o.size), format_size(budget), format_size(2 * l.slot_stride)));
-    }
-    if (receiver_sees_messages(o.op)) l.rx_depth = std::min(l.rx_depth, l.rx_slots - 1);
-    l.tx_slots = static_cast<std::uint32_t>(std::min<std::uint64_t>(fit, o.tx_depth));
+  if (lat) {
+    l.tx_slots = 2;  // the ping source and the pong source of a session
+  } else if (o.verify) {
+    l.tx_slots = static_cast<std::uint32_t>(std::min<std::uint64_t>(std::max<std::uint64_t>(fit, 1), o.tx_depth));
     l.window = std::min(l.window, l.tx_slots);
+    if (o.op == op_kind::write_imm) l.srq_depth = std::min(l.srq_depth, l.rx_slots - 1);
+  } else {
+    l.tx_slots = 0;  // payload content is irrelevant: every session sends from one slot
   }
   return l;
+}
+
+std::uint32_t cq_mod_for(const options& o, std::uint64_t size, std::uint32_t window) {
+  std::uint32_t m = o.cq_mod;
+  if (m == 0) m = o.post_list > 1 ? o.post_list : (size > 8192 ? 1 : 100);
+  return std::clamp<std::uint32_t>(m, 1, std::max<std::uint32_t>(window, 1));
+}
+
+std::uint32_t inline_for(const options& o, std::uint32_t device_max) {
+  if (o.op == op_kind::read) return 0;
+  const std::uint32_t want =
+      o.inline_size >= 0 ? static_cast<std::uint32_t>(o.inline_size) : (o.op == op_kind::send ? 236 : 220);
+  return std::min(want, device_max);
 }
 
 }  // namespace rdmamesh::plan

@@ -4,21 +4,47 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <stdexcept>
 
 namespace rdmamesh::stats {
+namespace {
+
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+}  // namespace
+
+void merge_round(std::vector<pair_counters>& acc, std::span<const pair_counters> round, const plan::round_role& role,
+                 int round_index) {
+  for (std::uint32_t p : role.send_to) {
+    pair_counters& a = acc[p];
+    const pair_counters& r = round[p];
+    a.tx_msgs = r.tx_msgs;
+    a.tx_total = r.tx_total;
+    a.tx_seconds = r.tx_seconds;
+    a.flags |= r.flags & tx_failed;
+    a.round = round_index;
+  }
+  for (std::uint32_t p : role.recv_from) {
+    pair_counters& a = acc[p];
+    const pair_counters& r = round[p];
+    a.rx_msgs = r.rx_msgs;
+    a.rx_total = r.rx_total;
+    a.rx_seconds = r.rx_seconds;
+    a.verify_errors += r.verify_errors;
+    a.flags |= r.flags & (rx_failed | rx_incomplete);
+  }
+}
 
 run_matrices assemble(std::span<const pair_counters> rows, std::uint32_t n, std::uint64_t msg_size,
                       bool rx_measurable) {
   if (rows.size() != std::size_t{n} * n) throw std::invalid_argument("assemble: rows must hold n records per rank");
-  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-  run_matrices m{square<double>(n, nan),      square<double>(n, nan),      square<std::uint64_t>(n, 0),
+  run_matrices m{square<double>(n, nan),      square<double>(n, nan),      square<double>(n, nan),
+                 square<double>(n, nan),      square<std::uint64_t>(n, 0), square<std::uint64_t>(n, 0),
                  square<std::uint64_t>(n, 0), square<std::uint64_t>(n, 0), square<std::uint64_t>(n, 0),
-                 square<std::uint64_t>(n, 0), square<std::uint64_t>(n, 0), square<std::uint64_t>(n, 0),
-                 square<std::uint8_t>(n, 0)};
-  auto rate = [](std::uint64_t bytes, double seconds) {
-    return seconds > 0 ? static_cast<double>(bytes) / seconds : nan;
-  };
+                 square<std::uint64_t>(n, 0), square<std::uint64_t>(n, 0), square<std::uint8_t>(n, 0),
+                 square<std::int32_t>(n, -1)};
+  auto per_second = [](double x, double seconds) { return seconds > 0 ? x / seconds : nan; };
   for (std::uint32_t src = 0; src < n; ++src) {
     for (std::uint32_t dst = 0; dst < n; ++dst) {
       if (src == dst) continue;
@@ -27,13 +53,16 @@ run_matrices assemble(std::span<const pair_counters> rows, std::uint32_t n, std:
       m.tx_msgs.at(src, dst) = at_src.tx_msgs;
       m.tx_bytes.at(src, dst) = at_src.tx_msgs * msg_size;
       m.tx_total.at(src, dst) = at_src.tx_total;
-      m.tx_bw.at(src, dst) = rate(at_src.tx_msgs * msg_size, at_src.tx_seconds);
+      m.tx_bw.at(src, dst) = per_second(static_cast<double>(at_src.tx_msgs * msg_size), at_src.tx_seconds);
+      m.tx_rate.at(src, dst) = per_second(static_cast<double>(at_src.tx_msgs), at_src.tx_seconds);
+      m.round.at(src, dst) = at_src.round;
       m.rx_total.at(src, dst) = at_dst.rx_total;
       m.verify_errors.at(src, dst) = at_dst.verify_errors;
       if (rx_measurable) {
         m.rx_msgs.at(src, dst) = at_dst.rx_msgs;
         m.rx_bytes.at(src, dst) = at_dst.rx_msgs * msg_size;
-        m.rx_bw.at(src, dst) = rate(at_dst.rx_msgs * msg_size, at_dst.rx_seconds);
+        m.rx_bw.at(src, dst) = per_second(static_cast<double>(at_dst.rx_msgs * msg_size), at_dst.rx_seconds);
+        m.rx_rate.at(src, dst) = per_second(static_cast<double>(at_dst.rx_msgs), at_dst.rx_seconds);
       }
       // the sender's tx flag and the receiver's rx flags describe the same directed pair
       m.flags.at(src, dst) =
@@ -43,11 +72,14 @@ run_matrices assemble(std::span<const pair_counters> rows, std::uint32_t n, std:
   return m;
 }
 
-summary summarize(const square<double>& m) {
+summary summarize(const square<double>& m, const square<std::int32_t>& round) {
   std::vector<double> vals;
+  std::map<std::int32_t, double> per_round;
   for (std::uint32_t r = 0; r < m.n; ++r) {
     for (std::uint32_t c = 0; c < m.n; ++c) {
-      if (r != c && std::isfinite(m.at(r, c))) vals.push_back(m.at(r, c));
+      if (r == c || !std::isfinite(m.at(r, c))) continue;
+      vals.push_back(m.at(r, c));
+      per_round[round.n == m.n ? round.at(r, c) : 0] += m.at(r, c);
     }
   }
   summary s;
@@ -58,8 +90,81 @@ summary summarize(const square<double>& m) {
   s.max = vals.back();
   const std::size_t mid = vals.size() / 2;
   s.median = vals.size() % 2 ? vals[mid] : (vals[mid - 1] + vals[mid]) / 2;
-  for (double v : vals) s.aggregate += v;
+  for (const auto& [r, sum] : per_round) s.aggregate += sum;
+  s.aggregate /= static_cast<double>(per_round.size());
   return s;
+}
+
+summary summarize(const square<double>& m) {
+  return summarize(m, square<std::int32_t>(m.n, 0));
+}
+
+double jain(std::span<const double> x) {
+  double sum = 0, sum_sq = 0;
+  for (double v : x) {
+    sum += v;
+    sum_sq += v * v;
+  }
+  return (x.empty() || sum_sq == 0) ? nan : sum * sum / (static_cast<double>(x.size()) * sum_sq);
+}
+
+square<double> shares(const square<double>& bw) {
+  square<double> out(bw.n, nan);
+  for (std::uint32_t c = 0; c < bw.n; ++c) {
+    double total = 0;
+    for (std::uint32_t r = 0; r < bw.n; ++r) {
+      if (r != c && std::isfinite(bw.at(r, c))) total += bw.at(r, c);
+    }
+    if (total <= 0) continue;
+    for (std::uint32_t r = 0; r < bw.n; ++r) {
+      if (r != c && std::isfinite(bw.at(r, c))) out.at(r, c) = bw.at(r, c) / total;
+    }
+  }
+  return out;
+}
+
+std::vector<double> column_fairness(const square<double>& bw) {
+  std::vector<double> out(bw.n, nan);
+  for (std::uint32_t c = 0; c < bw.n; ++c) {
+    std::vector<double> col;
+    for (std::uint32_t r = 0; r < bw.n; ++r) {
+      if (r != c && std::isfinite(bw.at(r, c))) col.push_back(bw.at(r, c));
+    }
+    if (!col.empty()) out[c] = jain(col);
+  }
+  return out;
+}
+
+square<double> ratio(const square<double>& a, const square<double>& b) {
+  square<double> out(a.n, nan);
+  for (std::size_t i = 0; i < a.v.size() && i < b.v.size(); ++i) {
+    if (std::isfinite(a.v[i]) && std::isfinite(b.v[i]) && b.v[i] > 0) out.v[i] = a.v[i] / b.v[i];
+  }
+  return out;
+}
+
+latency_matrices assemble_latency(std::span<const latency_summary> rows, std::uint32_t n) {
+  if (rows.size() != std::size_t{n} * n) throw std::invalid_argument("assemble_latency: n records per rank");
+  latency_matrices m{square<std::uint64_t>(n, 0), square<double>(n, nan), square<double>(n, nan),
+                     square<double>(n, nan),      square<double>(n, nan), square<double>(n, nan),
+                     square<double>(n, nan),      square<double>(n, nan), square<double>(n, nan)};
+  for (std::uint32_t src = 0; src < n; ++src) {
+    for (std::uint32_t dst = 0; dst < n; ++dst) {
+      const latency_summary& s = rows[std::size_t{src} * n + dst];
+      if (src == dst || s.count == 0) continue;
+      constexpr double us = 1e-3;
+      m.count.at(src, dst) = s.count;
+      m.min.at(src, dst) = s.min * us;
+      m.p50.at(src, dst) = s.p50 * us;
+      m.p90.at(src, dst) = s.p90 * us;
+      m.p99.at(src, dst) = s.p99 * us;
+      m.p999.at(src, dst) = s.p999 * us;
+      m.max.at(src, dst) = s.max * us;
+      m.mean.at(src, dst) = s.mean * us;
+      m.stddev.at(src, dst) = s.stddev * us;
+    }
+  }
+  return m;
 }
 
 }  // namespace rdmamesh::stats

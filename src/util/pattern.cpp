@@ -16,7 +16,7 @@ constexpr std::uint64_t splitmix64(std::uint64_t x) {
 
 constexpr std::uint64_t seed_of(pattern_key k) {
   return splitmix64((static_cast<std::uint64_t>(k.src) << 40) ^ (static_cast<std::uint64_t>(k.dst) << 20) ^
-                    splitmix64(k.seq));
+                    splitmix64(k.seq ^ splitmix64(k.lane)));
 }
 
 constexpr std::uint64_t word_at(std::uint64_t seed, std::size_t i) {

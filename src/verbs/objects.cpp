@@ -5,6 +5,7 @@
 #include "rdmamesh/verbs/error.hpp"
 #include "rdmamesh/verbs/mr.hpp"
 #include "rdmamesh/verbs/pd.hpp"
+#include "rdmamesh/verbs/srq.hpp"
 
 namespace rdmamesh::verbs {
 namespace {
@@ -41,6 +42,19 @@ memory_region::memory_region(pd_ptr pd, void* addr, std::size_t length, int acce
 
 void memory_region::deleter::operator()(ibv_mr* m) const noexcept {
   warn_teardown("ibv_dereg_mr", ibv_dereg_mr(m));
+}
+
+shared_receive_queue::shared_receive_queue(pd_ptr pd, std::uint32_t max_wr) : pd_(std::move(pd)) {
+  ibv_srq_init_attr attr{};
+  attr.attr.max_wr = max_wr;
+  attr.attr.max_sge = 1;
+  srq_.reset(check_ptr(ibv_create_srq(pd_->get(), &attr),
+                       fmt::format("ibv_create_srq({}, max_wr={}, max_sge=1)", pd_->ctx()->name(), max_wr)));
+  max_wr_ = attr.attr.max_wr;
+}
+
+void shared_receive_queue::deleter::operator()(ibv_srq* s) const noexcept {
+  warn_teardown("ibv_destroy_srq", ibv_destroy_srq(s));
 }
 
 }  // namespace rdmamesh::verbs

@@ -7,21 +7,22 @@
 
 namespace rdmamesh::verbs {
 
-queue_pair::queue_pair(pd_ptr pd, cq_ptr send_cq, cq_ptr recv_cq, const qp_caps& caps)
-    : pd_(std::move(pd)), send_cq_(std::move(send_cq)), recv_cq_(std::move(recv_cq)) {
+queue_pair::queue_pair(pd_ptr pd, cq_ptr send_cq, cq_ptr recv_cq, srq_ptr srq, const qp_caps& caps)
+    : pd_(std::move(pd)), send_cq_(std::move(send_cq)), recv_cq_(std::move(recv_cq)), srq_(std::move(srq)) {
   ibv_qp_init_attr attr{};
   attr.send_cq = send_cq_->get();
   attr.recv_cq = recv_cq_->get();
+  attr.srq = srq_ ? srq_->get() : nullptr;
   attr.qp_type = IBV_QPT_RC;
   attr.sq_sig_all = 0;
   attr.cap.max_send_wr = caps.max_send_wr;
-  attr.cap.max_recv_wr = caps.max_recv_wr;
+  attr.cap.max_recv_wr = srq_ ? 0 : caps.max_recv_wr;
   attr.cap.max_send_sge = 1;
   attr.cap.max_recv_sge = 1;
   attr.cap.max_inline_data = caps.max_inline_data;
   qp_.reset(check_ptr(ibv_create_qp(pd_->get(), &attr),
-                      fmt::format("ibv_create_qp(type=RC, max_send_wr={}, max_recv_wr={}, max_inline_data={})",
-                                  caps.max_send_wr, caps.max_recv_wr, caps.max_inline_data)));
+                      fmt::format("ibv_create_qp(type=RC, max_send_wr={}, max_recv_wr={}, max_inline_data={}, srq={})",
+                                  caps.max_send_wr, attr.cap.max_recv_wr, caps.max_inline_data, srq_ != nullptr)));
   caps_ = {attr.cap.max_send_wr, attr.cap.max_recv_wr, attr.cap.max_inline_data};
 }
 
@@ -86,6 +87,26 @@ void to_error(const queue_pair& qp) noexcept {
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_ERR;
   ibv_modify_qp(qp.get(), &a, IBV_QP_STATE);
+}
+
+std::uint32_t probe_max_inline(const pd_ptr& pd, const cq_ptr& cq, std::uint32_t ceiling) {
+  for (std::uint32_t want = ceiling; want > 0; want /= 2) {
+    ibv_qp_init_attr attr{};
+    attr.send_cq = cq->get();
+    attr.recv_cq = cq->get();
+    attr.qp_type = IBV_QPT_RC;
+    attr.cap.max_send_wr = 1;
+    attr.cap.max_recv_wr = 1;
+    attr.cap.max_send_sge = 1;
+    attr.cap.max_recv_sge = 1;
+    attr.cap.max_inline_data = want;
+    if (ibv_qp* qp = ibv_create_qp(pd->get(), &attr)) {
+      const std::uint32_t granted = attr.cap.max_inline_data;
+      ibv_destroy_qp(qp);
+      return std::max(granted, want);
+    }
+  }
+  return 0;
 }
 
 const char* to_string(ibv_mtu mtu) {

@@ -108,14 +108,14 @@ TEST_CASE("identical options pass; a differing option is named on the rank that 
   options o;
   CHECK_NOTHROW(app::check_same_options(w, o));
   options odd = o;
-  if (w.rank() == 1) odd.size = 4096;
+  if (w.rank() == 1) odd.sizes = {4096};
   if (w.rank() == 1) {
     try {
       app::check_same_options(w, odd);
       FAIL("no error on the differing rank");
     } catch (const usage_error& e) {
       const std::string msg = e.what();
-      CHECK(msg.find("--size") != std::string::npos);
+      CHECK(msg.find("--size ") != std::string::npos);
       CHECK(msg.find("'4K'") != std::string::npos);
       CHECK(msg.find("'64K' on rank 0") != std::string::npos);
     }

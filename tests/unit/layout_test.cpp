@@ -1,4 +1,5 @@
-// Buffer layout: slot rotation, non-overlapping regions, and the rules that keep --verify sound.
+// Buffer layout: slot rotation, non-overlapping regions, per-size data-path settings, and
+// the rules that keep --verify sound.
 #include <doctest/doctest.h>
 
 #include "rdmamesh/plan/layout.hpp"
@@ -6,89 +7,116 @@
 
 using namespace rdmamesh;
 
+namespace {
+
+options with_size(std::uint64_t size) {
+  options o;
+  o.sizes = {size};
+  return o;
+}
+
+}  // namespace
+
 TEST_CASE("peer_index and peer_rank are inverse and skip the rank itself") {
   for (std::uint32_t n = 2; n <= 64; ++n) {
     for (std::uint32_t me = 0; me < n; ++me) {
       for (std::uint32_t i = 0; i + 1 < n; ++i) {
         const std::uint32_t p = plan::peer_rank(me, i);
-        CHECK(p != me);
-        CHECK(p < n);
-        CHECK(plan::peer_index(me, p) == i);
+        REQUIRE(p != me);
+        REQUIRE(p < n);
+        REQUIRE(plan::peer_index(me, p) == i);
       }
     }
   }
 }
 
-TEST_CASE("messages rotate through the receive slots of a pair") {
-  options o;
-  o.size = 4096;
-  const plan::layout l = plan::make_layout(o, 4);
+TEST_CASE("messages rotate through the receive slots of a session") {
+  const plan::layout l = plan::make_layout(with_size(4096), 4);
   REQUIRE(l.rx_slots > 1);
   CHECK(l.rx_slot_offset(0) == 0);
   CHECK(l.rx_slot_offset(1) == l.slot_stride);
-  CHECK(l.rx_slot_offset(l.rx_slots - 1) == l.slot_stride * (l.rx_slots - 1));
   CHECK(l.rx_slot_offset(l.rx_slots) == 0);  // wraps
   CHECK(l.rx_slot_offset(l.rx_slots + 3) == 3 * l.slot_stride);
-  for (std::uint64_t seq = 0; seq < 5000; ++seq) CHECK(l.rx_slot_offset(seq) + l.msg_size <= l.rx_region_bytes());
+  for (std::uint64_t seq = 0; seq < 5000; ++seq) REQUIRE(l.rx_slot_offset(seq) + l.msg_size <= l.rx_region_bytes());
 }
 
-TEST_CASE("regions of different peers never overlap and all fit in the buffer") {
-  options o;
-  o.size = 1000;  // not a power of two: stride is rounded up
-  o.verify = true;
-  const plan::layout l = plan::make_layout(o, 5);
-  CHECK(l.slot_stride % 64 == 0);
-  CHECK(l.slot_stride >= l.msg_size);
-  for (std::uint32_t i = 0; i < l.n_peers; ++i) {
-    CHECK(l.rx_offset(i) + l.rx_region_bytes() <= l.rx_offset(0) + l.rx_region_bytes() * l.n_peers);
-    for (std::uint64_t seq = 0; seq < l.tx_slots * 2ULL; ++seq) {
-      const std::uint64_t t = l.tx_offset(i, seq);
-      CHECK(t >= l.rx_region_bytes() * l.n_peers);  // transmit slots sit after every receive region
-      CHECK(t + l.msg_size <= l.total_bytes());
-      if (i + 1 < l.n_peers) CHECK(t + l.msg_size <= l.tx_offset(i + 1, 0));
+TEST_CASE("regions of different sessions never overlap and all fit in the buffer") {
+  for (op_kind op : {op_kind::write_imm, op_kind::send}) {
+    options o = with_size(1000);  // not a power of two: stride is rounded up
+    o.verify = true;
+    o.qps = 3;
+    o.op = op;
+    const plan::layout l = plan::make_layout(o, 5);
+    CHECK(l.sessions() == 12);
+    CHECK(l.slot_stride % 64 == 0);
+    CHECK(l.slot_stride >= l.msg_size);
+    const std::uint64_t rx_end = l.rx_region_bytes() * l.sessions();
+    for (std::uint32_t s = 0; s < l.sessions(); ++s) {
+      CHECK(l.rx_offset(s) + l.rx_region_bytes() <= rx_end);
+      for (std::uint64_t seq = 0; seq < l.tx_slots * 2ULL; ++seq) {
+        const std::uint64_t t = l.tx_offset(s, seq);
+        CHECK(t >= rx_end);  // transmit slots after every receive region
+        CHECK(t + l.msg_size <= l.pool_offset());
+        if (s + 1 < l.sessions()) CHECK(t + l.msg_size <= l.tx_offset(s + 1, 0));
+      }
     }
+    for (std::uint32_t slot = 0; slot < l.pool_slots; ++slot)
+      CHECK(l.pool_slot_offset(slot) + l.slot_stride <= l.total_bytes());
+    CHECK((op == op_kind::send) == (l.pool_slots > 0));
   }
 }
 
-TEST_CASE("without --verify one transmit slot serves a pair and the window is the tx depth") {
-  options o;
-  const plan::layout l = plan::make_layout(o, 3);
-  CHECK(l.tx_slots == 1);
-  CHECK(l.window == o.tx_depth);
-  CHECK(l.rx_depth == o.rx_depth);
+TEST_CASE("without --verify every session sends from one shared slot") {
+  const plan::layout l = plan::make_layout(with_size(65536), 8);
+  CHECK(l.tx_slots == 0);
+  CHECK(l.tx_offset(0, 0) == l.tx_offset(6, 99));
+  CHECK(l.tx_bytes() == l.slot_stride);
+  CHECK(l.window == 128);
+  CHECK(l.srq_depth == 512);
 }
 
 TEST_CASE("--verify: no slot is rewritten while it may still be checked") {
   for (std::uint64_t size : {8ULL, 4096ULL, 65536ULL, 1ULL << 20, 8ULL << 20}) {
-    for (op_kind op : {op_kind::write_imm, op_kind::write}) {
-      CAPTURE(size);
-      options o;
-      o.size = size;
-      o.op = op;
-      o.verify = true;
-      const plan::layout l = plan::make_layout(o, 4);
-      CHECK(l.window <= l.tx_slots);  // a tx slot is refilled only after its WR completed
-      CHECK(l.window >= 1);
-      if (receiver_sees_messages(op)) CHECK(l.rx_slots > l.rx_depth);  // RECV-bounded run-ahead
-      CHECK(l.rx_region_bytes() <= std::max<std::uint64_t>(plan::default_peer_buffer, 2 * l.slot_stride));
+    for (op_kind op : {op_kind::write_imm, op_kind::write, op_kind::send, op_kind::read}) {
+      for (std::uint32_t qps : {1u, 4u}) {
+        CAPTURE(size);
+        CAPTURE(qps);
+        options o = with_size(size);
+        o.op = op;
+        o.qps = qps;
+        o.verify = true;
+        const plan::layout l = plan::make_layout(o, 4);
+        CHECK(l.window <= l.tx_slots);  // a tx slot is refilled only after its WR completed
+        CHECK(l.window >= 1);
+        if (op == op_kind::write_imm) CHECK(l.rx_slots > l.srq_depth);  // RECV-bounded run-ahead
+        if (op == op_kind::send) CHECK(l.srq_depth == l.pool_slots);    // one buffer per posted receive
+        if (!receiver_sees_messages(op)) CHECK(l.srq_depth == 0);
+      }
     }
   }
 }
 
-TEST_CASE("large messages get fewer slots, never fewer than one") {
-  options o;
-  o.size = 8ULL << 20;
-  const plan::layout l = plan::make_layout(o, 2);
-  CHECK(l.rx_slots == 2);  // default peer buffer 16M holds two 8M slots
-  o.size = 32ULL << 20;
-  const plan::layout big = plan::make_layout(o, 2);
-  CHECK(big.rx_slots >= 1);
-  CHECK(big.rx_region_bytes() >= o.size);
+TEST_CASE("latency mode keeps a ping and a pong slot per session") {
+  options o = with_size(8);
+  o.mode = mode_kind::lat;
+  const plan::layout l = plan::make_layout(o, 3);
+  CHECK(l.rx_slots >= 2);
+  CHECK(l.tx_slots == 2);
+  CHECK(l.tx_offset(1, 1) - l.tx_offset(1, 0) == l.slot_stride);
 }
 
-TEST_CASE("--verify with a peer buffer of one slot is a usage error naming --peer-buffer") {
-  options o;
-  o.size = 1 << 20;
+TEST_CASE("memory per peer shrinks as the mesh grows, never below what a message needs") {
+  CHECK(plan::default_peer_budget(3) == 16ULL << 20);
+  CHECK(plan::default_peer_budget(1023) < plan::default_peer_budget(63));
+  const plan::layout big = plan::make_layout(with_size(8ULL << 20), 1024);
+  CHECK(big.rx_slots == 1);  // 8 MiB messages to 1023 peers: one slot each
+  CHECK(big.rx_region_bytes() >= 8ULL << 20);
+  const plan::layout small = plan::make_layout(with_size(65536), 4);
+  CHECK(small.rx_region_bytes() <= 16ULL << 20);
+}
+
+TEST_CASE("an explicit peer buffer too small for the run is a usage error naming --peer-buffer") {
+  options o = with_size(1 << 20);
   o.peer_buffer = 1 << 20;
   o.verify = true;
   try {
@@ -97,4 +125,30 @@ TEST_CASE("--verify with a peer buffer of one slot is a usage error naming --pee
   } catch (const usage_error& e) {
     CHECK(std::string(e.what()).find("--peer-buffer") != std::string::npos);
   }
+}
+
+TEST_CASE("CQ moderation as perftest: 100, every WR above 8K, the post list, never above the window") {
+  options o;
+  CHECK(plan::cq_mod_for(o, 64, 128) == 100);
+  CHECK(plan::cq_mod_for(o, 8192, 128) == 100);
+  CHECK(plan::cq_mod_for(o, 8193, 128) == 1);
+  CHECK(plan::cq_mod_for(o, 64, 16) == 16);
+  o.post_list = 8;
+  CHECK(plan::cq_mod_for(o, 64, 128) == 8);
+  o.cq_mod = 32;
+  CHECK(plan::cq_mod_for(o, 1 << 20, 128) == 32);  // asked for: kept even for large messages
+  CHECK(plan::cq_mod_for(o, 64, 10) == 10);
+}
+
+TEST_CASE("inline threshold: 220 for writes, 236 for SEND, none for READ, capped by the device") {
+  options o;
+  CHECK(plan::inline_for(o, 1024) == 220);
+  CHECK(plan::inline_for(o, 64) == 64);
+  o.op = op_kind::send;
+  CHECK(plan::inline_for(o, 1024) == 236);
+  o.op = op_kind::read;
+  CHECK(plan::inline_for(o, 1024) == 0);
+  o.op = op_kind::write;
+  o.inline_size = 0;
+  CHECK(plan::inline_for(o, 1024) == 0);
 }

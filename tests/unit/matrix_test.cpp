@@ -80,6 +80,106 @@ TEST_CASE("flags: the sender's tx failure and the receiver's rx problems land on
   CHECK(m.flags.at(2, 0) == 0);
 }
 
+TEST_CASE("rates and rounds come from the sender's record") {
+  auto rows = synthetic(3);
+  rows[0 * 3 + 2].round = 4;
+  const auto m = stats::assemble(rows, 3, 10, true);
+  CHECK(m.tx_rate.at(0, 2) == doctest::Approx(2.0 / 2.0));    // 2 messages over 2 s
+  CHECK(m.rx_rate.at(0, 2) == doctest::Approx(200.0 / 2.0));  // rank 2 received 200 from 0
+  CHECK(m.round.at(0, 2) == 4);
+  CHECK(m.round.at(2, 0) == -1);
+}
+
+TEST_CASE("merge_round takes the sending side of send_to peers and the receiving side of recv_from peers") {
+  std::vector<pair_counters> acc(4);
+  std::vector<pair_counters> round(4);
+  for (std::uint32_t p = 0; p < 4; ++p) {
+    round[p].tx_msgs = 10 + p;
+    round[p].rx_msgs = 20 + p;
+    round[p].tx_seconds = round[p].rx_seconds = 1;
+    round[p].verify_errors = p;
+  }
+  round[3].flags = stats::tx_failed | stats::rx_failed;
+  plan::round_role role;
+  role.send_to = {1, 3};
+  role.recv_from = {2};
+  stats::merge_round(acc, round, role, 7);
+  CHECK(acc[1].tx_msgs == 11);
+  CHECK(acc[1].round == 7);
+  CHECK(acc[1].rx_msgs == 0);  // not received from in this round
+  CHECK(acc[2].rx_msgs == 22);
+  CHECK(acc[2].tx_msgs == 0);
+  CHECK(acc[2].verify_errors == 2);
+  CHECK(acc[3].flags == stats::tx_failed);  // its receive side did not run this round
+  CHECK(acc[0].tx_msgs == 0);
+}
+
+TEST_CASE("aggregate sums the pairs of a round and averages over rounds") {
+  stats::square<double> bw(3, std::nan(""));
+  stats::square<std::int32_t> round(3, -1);
+  // round 0: 0->1 and 1->2 at once; round 1: 2->0 alone
+  bw.at(0, 1) = 10;
+  round.at(0, 1) = 0;
+  bw.at(1, 2) = 20;
+  round.at(1, 2) = 0;
+  bw.at(2, 0) = 40;
+  round.at(2, 0) = 1;
+  const auto s = stats::summarize(bw, round);
+  CHECK(s.pairs == 3);
+  CHECK(s.aggregate == doctest::Approx((30.0 + 40.0) / 2));
+  CHECK(stats::summarize(bw).aggregate == doctest::Approx(70.0));  // one round: the plain sum
+}
+
+TEST_CASE("Jain's index: 1 for equal shares, 1/n when one sender takes everything") {
+  const std::vector<double> equal{5, 5, 5, 5};
+  const std::vector<double> hog{8, 0, 0, 0};
+  const std::vector<double> mixed{1, 2, 3};
+  CHECK(stats::jain(equal) == doctest::Approx(1.0));
+  CHECK(stats::jain(hog) == doctest::Approx(0.25));
+  CHECK(stats::jain(mixed) == doctest::Approx(36.0 / (3 * 14)));
+}
+
+TEST_CASE("incast shares per target column sum to one; fairness per column") {
+  stats::square<double> bw(3, std::nan(""));
+  bw.at(0, 2) = 30;
+  bw.at(1, 2) = 10;
+  const auto sh = stats::shares(bw);
+  CHECK(sh.at(0, 2) == doctest::Approx(0.75));
+  CHECK(sh.at(1, 2) == doctest::Approx(0.25));
+  const auto fair = stats::column_fairness(bw);
+  CHECK(fair[2] == doctest::Approx(1600.0 / (2 * 1000)));
+  CHECK(std::isnan(fair[0]));
+}
+
+TEST_CASE("contention ratio is NaN wherever either figure is missing") {
+  stats::square<double> mesh(2, std::nan("")), pairs(2, std::nan(""));
+  mesh.at(0, 1) = 5;
+  pairs.at(0, 1) = 10;
+  mesh.at(1, 0) = 5;
+  const auto r = stats::ratio(mesh, pairs);
+  CHECK(r.at(0, 1) == doctest::Approx(0.5));
+  CHECK(std::isnan(r.at(1, 0)));
+}
+
+TEST_CASE("latency matrices: microseconds from nanosecond summaries, NaN without samples") {
+  std::vector<stats::latency_summary> rows(4);
+  rows[0 * 2 + 1] = {.count = 10,
+                     .min = 1000,
+                     .p50 = 2000,
+                     .p90 = 3000,
+                     .p99 = 4000,
+                     .p999 = 5000,
+                     .max = 6000,
+                     .mean = 2500,
+                     .stddev = 100};
+  const auto m = stats::assemble_latency(rows, 2);
+  CHECK(m.count.at(0, 1) == 10);
+  CHECK(m.p50.at(0, 1) == doctest::Approx(2.0));
+  CHECK(m.stddev.at(0, 1) == doctest::Approx(0.1));
+  CHECK(std::isnan(m.p50.at(1, 0)));
+  CHECK(std::isnan(m.p50.at(0, 0)));
+}
+
 TEST_CASE("summary: min, median, max and aggregate over finite off-diagonal entries") {
   stats::square<double> m(3, std::nan(""));
   const double vals[] = {1, 2, 3, 4, 5};

@@ -29,12 +29,18 @@ void check_rejected(std::vector<std::string> args, const std::string& must_conta
 
 }  // namespace
 
-TEST_CASE("defaults: write_imm, 64K, 5 s after 1 s warm-up, depth 128/512") {
+TEST_CASE("defaults: write_imm bw over the mesh, 64K, 5 s after 1 s warm-up, depth 128/512") {
   const auto out = parse({});
   REQUIRE(out.opts.has_value());
   const options& o = *out.opts;
   CHECK(o.op == op_kind::write_imm);
-  CHECK(o.size == 65536);
+  CHECK(o.mode == mode_kind::bw);
+  CHECK(o.patterns == std::vector<pattern_kind>{pattern_kind::mesh});
+  CHECK(o.sizes == std::vector<std::uint64_t>{65536});
+  CHECK(o.post_list == 1);
+  CHECK(o.cq_mod == 0);
+  CHECK(o.inline_size == -1);
+  CHECK(o.qps == 1);
   CHECK(o.duration_mode());
   CHECK(o.duration_s == 5.0);
   CHECK(o.warmup_s == 1.0);
@@ -51,7 +57,7 @@ TEST_CASE("the issue's command line parses") {
                           "-x", "1", "--verify", "--force"});
   REQUIRE(out.opts.has_value());
   const options& o = *out.opts;
-  CHECK(o.size == 65536);
+  CHECK(o.sizes == std::vector<std::uint64_t>{65536});
   CHECK(o.duration_s == 2.0);
   CHECK(o.output == "mesh.h5");
   CHECK(o.op == op_kind::write);
@@ -86,6 +92,55 @@ TEST_CASE("bad input is rejected with the flag named") {
   check_rejected({"-t", "abc"}, "abc");
   check_rejected({"-s", "1M", "--peer-buffer", "64K"}, "--peer-buffer");
   check_rejected({"--qp-timeout", "40"}, "--qp-timeout");
+  check_rejected({"--pattern", "ring"}, "unknown --pattern 'ring'");
+  check_rejected({"-b"}, "-b/--bidirectional applies to --pattern pairs");
+  check_rejected({"--target", "1"}, "--target applies to --pattern incast");
+  check_rejected({"-l", "256"}, "--post-list 256 exceeds --tx-depth 128");
+  check_rejected({"--mode", "lat", "-l", "4"}, "--post-list applies to --mode bw");
+  check_rejected({"--sizes", "64,0"}, "--size must be at least 1");
+  check_rejected({"--sizes", "64,,1K"}, "--sizes entry");
+  check_rejected({"-a", "-s", "64K"}, "excludes");
+  check_rejected({"-q", "0"}, "--qps");
+  check_rejected({"--mode", "latency"}, "latency");
+  check_rejected({"-s", "4G"}, "at most 2G");
+}
+
+TEST_CASE("sweeps: -a is 2 B to 8 MiB in powers of two; --sizes takes a list") {
+  const auto all = parse({"-a"});
+  REQUIRE(all.opts.has_value());
+  REQUIRE(all.opts->sizes.size() == 23);
+  CHECK(all.opts->sizes.front() == 2);
+  CHECK(all.opts->sizes.back() == 8ULL << 20);
+  for (std::size_t i = 1; i < 23; ++i) CHECK(all.opts->sizes[i] == 2 * all.opts->sizes[i - 1]);
+  const auto list = parse({"--sizes", "64,4K,1M"});
+  REQUIRE(list.opts.has_value());
+  CHECK(list.opts->sizes == std::vector<std::uint64_t>{64, 4096, 1 << 20});
+  CHECK(list.opts->max_size() == 1 << 20);
+}
+
+TEST_CASE("patterns: a comma list, deduplicated; latency defaults to pairs") {
+  const auto out = parse({"--pattern", "mesh,pairs,mesh", "-b"});
+  REQUIRE(out.opts.has_value());
+  CHECK(out.opts->patterns == std::vector<pattern_kind>{pattern_kind::mesh, pattern_kind::pairs});
+  CHECK(out.opts->bidirectional);
+  const auto lat = parse({"--mode", "lat", "--op", "send"});
+  REQUIRE(lat.opts.has_value());
+  CHECK(lat.opts->patterns == std::vector<pattern_kind>{pattern_kind::pairs});
+  CHECK(lat.opts->op == op_kind::send);
+  const auto incast = parse({"--pattern", "incast", "--target", "3"});
+  REQUIRE(incast.opts.has_value());
+  CHECK(incast.opts->target == 3);
+}
+
+TEST_CASE("data-path flags parse") {
+  const auto out = parse({"-l", "8", "-Q", "16", "-I", "64", "-q", "4", "-r", "1024", "--op", "read"});
+  REQUIRE(out.opts.has_value());
+  CHECK(out.opts->post_list == 8);
+  CHECK(out.opts->cq_mod == 16);
+  CHECK(out.opts->inline_size == 64);
+  CHECK(out.opts->qps == 4);
+  CHECK(out.opts->rx_depth == 1024);
+  CHECK(out.opts->op == op_kind::read);
 }
 
 TEST_CASE("help and version exit 0 with text") {
@@ -102,7 +157,7 @@ TEST_CASE("help and version exit 0 with text") {
 TEST_CASE("describe lists every option with a canonical value, and differs when an option does") {
   options a;
   options b;
-  b.size = 4096;
+  b.sizes = {4096};
   const auto da = describe(a);
   const auto db = describe(b);
   CHECK(da != db);

@@ -1,4 +1,4 @@
-// The console report: header facts, an aligned matrix, and summaries a user reads first.
+// The console report: header facts, aligned rows, matrices, and the problems of each run.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -13,9 +13,27 @@ bool has(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
 
+io::run_record bw_record(std::uint32_t n, pattern_kind p) {
+  std::vector<stats::pair_counters> rows(std::size_t{n} * n);
+  for (std::uint32_t r = 0; r < n; ++r) {
+    for (std::uint32_t q = 0; q < n; ++q) {
+      if (r != q) {
+        rows[r * n + q] = {
+            .tx_msgs = 10, .rx_msgs = 10, .tx_total = 12, .rx_total = 12, .tx_seconds = 1, .rx_seconds = 1, .round = 0};
+      }
+    }
+  }
+  io::run_record rec;
+  rec.pattern = p;
+  rec.size = 12500000;  // 10 messages a second: 1 Gb/s per pair
+  rec.rounds = 1;
+  rec.bw = stats::assemble(rows, n, rec.size, true);
+  return rec;
+}
+
 }  // namespace
 
-TEST_CASE("header names ranks, hosts, device and the run's options") {
+TEST_CASE("header names ranks, hosts, device, mode, pattern and the data-path settings") {
   fabric::port_choice port;
   port.device = "rxe0";
   port.port = 1;
@@ -26,21 +44,25 @@ TEST_CASE("header names ranks, hosts, device and the run's options") {
                                        fabric::make_rank_info("b", &port)};
   options o;
   o.duration_s = 2;
-  const std::string h = io::format_header(o, ranks);
+  o.patterns = {pattern_kind::mesh, pattern_kind::pairs};
+  const std::string h = io::format_header(o, ranks, 220);
   CHECK(has(h, "# ranks 3  hosts 2: a (2 ranks), b (1 ranks)"));
   CHECK(has(h, "# device rxe0 port 1 (RoCE) gid_index 1"));
   CHECK(has(h, "mtu 1024"));
-  CHECK(has(h, "op write_imm"));
-  CHECK(has(h, "size 64K"));
-  CHECK(has(h, "tx_depth 128"));
+  CHECK(has(h, "mode bw  op write_imm  pattern mesh,pairs"));
+  CHECK(has(h, "tx_depth 128  rx_depth 512"));
+  CHECK(has(h, "inline up to 220 B"));
+  CHECK(has(h, "sizes 64K"));
   CHECK(has(h, "duration 2 s"));
-  for (char c : h) CHECK(c != '\t');
-  // every line is a `#` line
   std::size_t pos = 0;
-  while (pos < h.size()) {
+  while (pos < h.size()) {  // every line is a `#` line
     CHECK(h[pos] == '#');
     pos = h.find('\n', pos) + 1;
   }
+  o.mode = mode_kind::lat;
+  CHECK(has(io::format_header(o, ranks, 0), "half the ping-pong round trip"));
+  o.op = op_kind::read;
+  CHECK(has(io::format_header(o, ranks, 0), "READ takes to complete"));
 }
 
 TEST_CASE("matrix prints Gb/s with '-' on the diagonal") {
@@ -49,8 +71,6 @@ TEST_CASE("matrix prints Gb/s with '-' on the diagonal") {
   m.at(1, 0) = 250e6;
   const std::string s = io::format_matrix(m, "send bandwidth");
   CHECK(has(s, "# send bandwidth [Gb/s], row = source rank, column = destination rank"));
-  CHECK(has(s, "1.000"));
-  CHECK(has(s, "2.000"));
   CHECK(has(s, "       0         -     1.000\n"));
   CHECK(has(s, "       1     2.000         -\n"));
 }
@@ -60,26 +80,57 @@ TEST_CASE("big meshes are summarized, not printed") {
   CHECK(has(io::format_matrix(m, "send bandwidth"), "not printed"));
 }
 
-TEST_CASE("results name pair counts, failed pairs and verify outcome") {
-  std::vector<stats::pair_counters> rows(9);
-  for (std::uint32_t r = 0; r < 3; ++r) {
-    for (std::uint32_t p = 0; p < 3; ++p) {
-      if (r != p)
-        rows[r * 3 + p] = {
-            .tx_msgs = 10, .rx_msgs = 10, .tx_total = 12, .rx_total = 12, .tx_seconds = 1, .rx_seconds = 1};
-    }
-  }
-  rows[2 * 3 + 1].flags = stats::rx_failed;  // rank 2's receives from 1 failed
-  rows[0 * 3 + 1].verify_errors = 3;         // rank 0 got 3 bad messages from 1
+TEST_CASE("a bw row names the pattern, size, pairs and aggregate; problems follow it") {
+  io::run_record rec = bw_record(3, pattern_kind::mesh);
+  rec.bw->flags.at(1, 2) = stats::rx_failed;
+  rec.bw->verify_errors.at(0, 1) = 3;
+  rec.events = {"rank 1 -> rank 2: boom"};
   options o;
   o.verify = true;
-  const auto m = stats::assemble(rows, 3, 100, true);
-  const std::string s = io::format_results(o, m, {"rank 1 -> rank 2: boom"});
-  CHECK(has(s, "over 6 pairs"));
-  CHECK(has(s, "60 sent, 60 received"));
+  const std::string s = io::format_run(o, rec);
+  CHECK(has(s, "    mesh  12500000      1      6      1.000      1.000      1.000       6.000       6.000"));
+  CHECK(has(s, "# mesh send bandwidth [Gb/s]"));
   CHECK(has(s, "# failed pairs: 1->2"));
   CHECK(has(s, "# verify: FAILED, 3 mismatching messages"));
   CHECK(has(s, "# event: rank 1 -> rank 2: boom"));
-  o.op = op_kind::write;
-  CHECK(has(io::format_results(o, stats::assemble(rows, 3, 100, false), {}), "not measurable with --op write"));
+  CHECK_FALSE(rec.clean());
+  CHECK(bw_record(3, pattern_kind::mesh).clean());
+}
+
+TEST_CASE("an incast row carries the least fair target's Jain index") {
+  io::run_record rec = bw_record(3, pattern_kind::incast);
+  rec.bw->rx_bw.at(0, 2) = 3e8;  // target 2 gets 3:1 from ranks 0 and 1
+  rec.bw->rx_bw.at(1, 2) = 1e8;
+  const std::string s = io::format_run(options{}, rec);
+  CHECK(has(s, "   0.800\n"));  // (3 + 1)^2 / (2 * (9 + 1))
+  CHECK(has(s, "incast share"));
+}
+
+TEST_CASE("a latency row prints the percentiles in microseconds") {
+  options o;
+  o.mode = mode_kind::lat;
+  io::run_record rec;
+  rec.pattern = pattern_kind::pairs;
+  rec.size = 8;
+  rec.rounds = 2;
+  std::vector<stats::latency_summary> rows(4);
+  rows[1] = {.count = 3,
+             .min = 1000,
+             .p50 = 2000,
+             .p90 = 3000,
+             .p99 = 3000,
+             .p999 = 3000,
+             .max = 3000,
+             .mean = 2000,
+             .stddev = 816};
+  rec.lat = stats::assemble_latency(rows, 2);
+  rec.lat_flags = stats::square<std::uint8_t>(2, 0);
+  for (std::uint64_t v : {1000, 2000, 3000}) rec.lat_all.record(v);
+  const std::string s = io::format_run(o, rec);
+  // p50 is its bucket's highest equivalent value: 2000 ns reads 2.01 us (within 1/128)
+  CHECK(has(s,
+            "   pairs         8      2      1         3     1.00     2.01     3.00     3.00     3.00      3.00     "
+            "2.00     0.82"));
+  CHECK(has(s, "# pairs p50 latency [us]"));
+  CHECK(has(io::format_table_header(o), "p99.9"));
 }

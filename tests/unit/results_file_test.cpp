@@ -64,16 +64,24 @@ std::vector<T> read_dataset(hid_t loc, const char* name, hid_t mem_type, std::ve
   return out;
 }
 
-stats::run_matrices sample(std::uint32_t n) {
+io::run_record sample(std::uint32_t n, std::uint64_t size = 1024) {
   std::vector<stats::pair_counters> rows(std::size_t{n} * n);
   for (std::uint32_t r = 0; r < n; ++r) {
     for (std::uint32_t p = 0; p < n; ++p) {
       if (r == p) continue;
       rows[r * n + p] = {
-          .tx_msgs = 5, .rx_msgs = 4, .tx_total = 9, .rx_total = 9, .tx_seconds = 1.0, .rx_seconds = 1.0};
+          .tx_msgs = 5, .rx_msgs = 4, .tx_total = 9, .rx_total = 9, .tx_seconds = 1.0, .rx_seconds = 1.0, .round = 0};
     }
   }
-  return stats::assemble(rows, n, 1024, true);
+  io::run_record rec;
+  rec.index = 0;
+  rec.pattern = pattern_kind::mesh;
+  rec.size = size;
+  rec.rounds = 1;
+  rec.cq_mod = 100;
+  rec.bw = stats::assemble(rows, n, size, true);
+  rec.events = {"event one"};
+  return rec;
 }
 
 }  // namespace
@@ -89,9 +97,14 @@ TEST_CASE("a written run reads back with the documented schema") {
     for (std::uint32_t r = 0; r < n; ++r) ranks.push_back(fabric::make_rank_info("node" + std::to_string(r), nullptr));
     f.write_ranks(ranks);
     options o;
-    o.size = 1024;
+    o.sizes = {1024, 2048};
     o.duration_s = 2;
-    f.write_run(0, o, sample(n), {"event one"});
+    io::run_record r0 = sample(n);
+    io::run_record r1 = sample(n, 2048);
+    r1.index = 1;
+    f.write_run(o, r0);
+    f.write_run(o, r1);
+    f.write_sweep(o, pattern_kind::mesh, {&r0, &r1});
     f.finish(true, "ok");
   }
   hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -109,7 +122,10 @@ TEST_CASE("a written run reads back with the documented schema") {
   hid_t run = H5Gopen2(file, "runs/0000", H5P_DEFAULT);
   REQUIRE(run >= 0);
   CHECK(read_string_attr(run, "op") == "write_imm");
+  CHECK(read_string_attr(run, "pattern") == "mesh");
+  CHECK(read_string_attr(run, "mode") == "bw");
   CHECK(read_int_attr(run, "size") == 1024);
+  CHECK(read_int_attr(run, "cq_mod") == 100);
   std::vector<hsize_t> dims;
   const auto tx = read_dataset<double>(run, "tx_bw", H5T_NATIVE_DOUBLE, &dims);
   CHECK(dims == std::vector<hsize_t>{n, n});
@@ -131,6 +147,15 @@ TEST_CASE("a written run reads back with the documented schema") {
   }
   H5Gclose(run);
   CHECK(H5Lexists(file, "ranks/hostname", H5P_DEFAULT) > 0);
+
+  hid_t sweep = H5Gopen2(file, "sweeps/mesh", H5P_DEFAULT);
+  REQUIRE(sweep >= 0);
+  const auto sizes = read_dataset<std::uint64_t>(sweep, "msg_size", H5T_NATIVE_UINT64, &dims);
+  CHECK(sizes == std::vector<std::uint64_t>{1024, 2048});
+  const auto stack = read_dataset<double>(sweep, "tx_bw", H5T_NATIVE_DOUBLE, &dims);
+  CHECK(dims == std::vector<hsize_t>{2, n, n});
+  CHECK(stack[n * n + 1] == doctest::Approx(5 * 2048.0));  // second size, pair 0 -> 1
+  H5Gclose(sweep);
   H5Fclose(file);
 }
 

@@ -1,10 +1,16 @@
 #!/usr/bin/python3
-"""Assert what a user relies on in an rdmamesh results file; exit 1 naming each violation."""
+"""Assert what a user relies on in an rdmamesh results file; exit 1 naming each violation.
+
+Every run group (one per pattern and size) is checked: shapes, NaN diagonals, every pair
+measured, nothing lost, no failed pair or mismatch; plus sweeps, contention and incast shares.
+"""
 import argparse
 import sys
 
 import h5py
 import numpy as np
+
+RECEIVER_SEES = ("write_imm", "send")
 
 
 def main():
@@ -12,8 +18,10 @@ def main():
     ap.add_argument("file")
     ap.add_argument("--ranks", type=int, required=True)
     ap.add_argument("--op", required=True)
-    ap.add_argument("--size", type=int)
-    ap.add_argument("--iters", type=int, help="iterations mode: exact message counts per pair")
+    ap.add_argument("--mode", default="bw")
+    ap.add_argument("--patterns", default=None, help="comma list; default mesh (bw) or pairs (lat)")
+    ap.add_argument("--sizes", default=None, help="comma list of sizes in bytes, in run order")
+    ap.add_argument("--iters", type=int, help="iterations mode: exact message or sample counts per pair")
     ap.add_argument("--verify", action="store_true", help="payloads were verified")
     a = ap.parse_args()
     errors = []
@@ -24,52 +32,115 @@ def main():
 
     n = a.ranks
     off = ~np.eye(n, dtype=bool)
+    patterns = (a.patterns or ("mesh" if a.mode == "bw" else "pairs")).split(",")
+    sizes = [int(s) for s in a.sizes.split(",")] if a.sizes else None
+
     with h5py.File(a.file, "r") as f:
         check(f.attrs["schema"] == "rdmamesh/1", f"schema is {f.attrs['schema']!r}")
         check(int(f.attrs["n_ranks"]) == n, f"n_ranks is {f.attrs['n_ranks']}, expected {n}")
         check(len(f.attrs["command_line"]) > 0, "command_line is empty")
         check(len(f.attrs["tool_version"]) > 0, "tool_version is empty")
         check(int(f.attrs["complete"]) == 1, f"complete is {f.attrs['complete']} ({f.attrs['status']})")
+        check(f.attrs["status"] == "ok", f"status is {f.attrs['status']!r}")
         check(f["ranks/hostname"].shape == (n,), f"ranks/hostname has shape {f['ranks/hostname'].shape}")
         check(all(len(h) > 0 for h in f["ranks/hostname"].asstr()[:]), "a hostname is empty")
-        run = f["runs/0000"]
-        check(run.attrs["op"] == a.op, f"op is {run.attrs['op']!r}, expected {a.op!r}")
-        if a.size is not None:
-            check(int(run.attrs["size"]) == a.size, f"size is {run.attrs['size']}, expected {a.size}")
-        m = {k: run[k][()] for k in ("tx_bw", "rx_bw", "tx_msgs", "rx_msgs", "tx_bytes", "rx_bytes", "tx_total",
-                                     "rx_total", "verify_errors", "flags")}
-        for k, v in m.items():
-            check(v.shape == (n, n), f"{k} has shape {v.shape}, expected {(n, n)}")
-        check(np.isnan(np.diag(m["tx_bw"])).all(), "tx_bw diagonal is not NaN")
-        check(np.isnan(np.diag(m["rx_bw"])).all(), "rx_bw diagonal is not NaN")
-        check((m["tx_bw"][off] > 0).all(), f"a tx_bw pair is not > 0:\n{m['tx_bw']}")
-        check((m["tx_msgs"][off] > 0).all(), f"a tx_msgs pair is 0:\n{m['tx_msgs']}")
-        size = int(run.attrs["size"])
-        check((m["tx_bytes"] == m["tx_msgs"] * size).all(), "tx_bytes != tx_msgs * size")
-        if a.op in ("write_imm", "send"):
-            check((m["rx_bw"][off] > 0).all(), f"an rx_bw pair is not > 0:\n{m['rx_bw']}")
-            check((m["rx_msgs"][off] > 0).all(), f"an rx_msgs pair is 0:\n{m['rx_msgs']}")
-            # nothing lost: every message a sender saw complete was received
-            check((m["rx_total"] == m["tx_total"]).all(),
-                  f"rx_total differs from tx_total:\n{m['tx_total']}\n{m['rx_total']}")
-        else:
-            check(np.isnan(m["rx_bw"]).all(), f"rx_bw is measured for one-sided {a.op}:\n{m['rx_bw']}")
-        check((m["flags"] == 0).all(), f"failed pairs:\n{m['flags']}")
-        check(len(run["events"]) == 0, f"events: {list(run['events'].asstr()[:])}")
-        if a.verify:
-            check(int(run.attrs["verify"]) == 1, "run was not verified")
-            check((m["verify_errors"] == 0).all(), f"verify errors:\n{m['verify_errors']}")
-        if a.iters is not None:
-            check((m["tx_msgs"][off] == a.iters).all(), f"tx_msgs is not {a.iters} per pair:\n{m['tx_msgs']}")
-            if a.op in ("write_imm", "send"):
-                check((m["rx_msgs"][off] == a.iters).all(), f"rx_msgs is not {a.iters} per pair:\n{m['rx_msgs']}")
+
+        runs = [f["runs"][k] for k in sorted(f["runs"].keys())]
+        want_runs = len(patterns) * (len(sizes) if sizes else 1)
+        check(len(runs) == want_runs, f"{len(runs)} runs, expected {want_runs}")
+        for i, run in enumerate(runs):
+            where = f"runs/{i:04} ({run.attrs['pattern']}, {run.attrs['size']} B)"
+
+            def rcheck(cond, what, where=where):
+                check(cond, f"{where}: {what}")
+
+            rcheck(run.attrs["op"] == a.op, f"op is {run.attrs['op']!r}")
+            rcheck(run.attrs["mode"] == a.mode, f"mode is {run.attrs['mode']!r}")
+            rcheck(run.attrs["pattern"] == patterns[i // (len(sizes) if sizes else 1)], "pattern out of order")
+            if sizes:
+                rcheck(int(run.attrs["size"]) == sizes[i % len(sizes)], f"size is {run.attrs['size']}")
+            rcheck(len(run["events"]) == 0, f"events: {list(run['events'].asstr()[:])}")
+            rcheck((run["flags"][()] == 0).all(), f"failed pairs:\n{run['flags'][()]}")
+            if a.mode == "bw":
+                check_bw(run, a, n, off, rcheck)
+            else:
+                check_lat(run, a, n, off, rcheck)
+
+        if sizes and len(sizes) > 1:
+            for p in patterns:
+                g = f.get(f"sweeps/{p}")
+                check(g is not None, f"sweeps/{p} missing")
+                if g is not None:
+                    check(list(g["msg_size"][()]) == sizes, f"sweeps/{p}/msg_size is {list(g['msg_size'][()])}")
+                    key = "tx_bw" if a.mode == "bw" else "lat_p50_us"
+                    check(g[key].shape == (len(sizes), n, n), f"sweeps/{p}/{key} has shape {g[key].shape}")
+
+        if a.mode == "bw" and "mesh" in patterns and ("pairs" in patterns or "shift" in patterns):
+            for run in runs:
+                if run.attrs["pattern"] != "mesh":
+                    continue
+                check("contention" in run, f"mesh run at {run.attrs['size']} B has no contention matrix")
+                if "contention" in run:
+                    c = run["contention"][()]
+                    check(np.isfinite(c[off]).all() and (c[off] > 0).all(), f"contention not measured:\n{c}")
 
     if errors:
         for e in errors:
             print(f"check_results: {a.file}: {e}", file=sys.stderr)
         return 1
-    print(f"check_results: {a.file}: ok ({n} ranks, {n * (n - 1)} pairs, op {a.op})")
+    print(f"check_results: {a.file}: ok ({n} ranks, {a.mode}, op {a.op}, patterns {','.join(patterns)})")
     return 0
+
+
+def check_bw(run, a, n, off, rcheck):
+    m = {k: run[k][()] for k in ("tx_bw", "rx_bw", "tx_rate", "tx_msgs", "rx_msgs", "tx_bytes", "tx_total",
+                                 "rx_total", "verify_errors", "round")}
+    for k, v in m.items():
+        rcheck(v.shape == (n, n), f"{k} has shape {v.shape}")
+    rcheck(np.isnan(np.diag(m["tx_bw"])).all(), "tx_bw diagonal is not NaN")
+    rcheck(np.isnan(np.diag(m["rx_bw"])).all(), "rx_bw diagonal is not NaN")
+    rcheck((m["tx_bw"][off] > 0).all(), f"a tx_bw pair is not > 0:\n{m['tx_bw']}")
+    rcheck((m["tx_rate"][off] > 0).all(), f"a tx_rate pair is not > 0:\n{m['tx_rate']}")
+    rcheck((m["tx_msgs"][off] > 0).all(), f"a tx_msgs pair is 0:\n{m['tx_msgs']}")
+    rcheck((m["round"][off] >= 0).all(), f"a pair ran in no round:\n{m['round']}")
+    rcheck((m["round"][off] < int(run.attrs["rounds"])).all(), "a pair's round is out of range")
+    rcheck((m["tx_bytes"] == m["tx_msgs"] * int(run.attrs["size"])).all(), "tx_bytes != tx_msgs * size")
+    if a.op in RECEIVER_SEES:
+        rcheck((m["rx_bw"][off] > 0).all(), f"an rx_bw pair is not > 0:\n{m['rx_bw']}")
+        rcheck((m["rx_msgs"][off] > 0).all(), f"an rx_msgs pair is 0:\n{m['rx_msgs']}")
+        # nothing lost: every message a sender saw complete was received
+        rcheck((m["rx_total"] == m["tx_total"]).all(), f"rx_total != tx_total:\n{m['tx_total']}\n{m['rx_total']}")
+    else:
+        rcheck(np.isnan(m["rx_bw"]).all(), f"rx_bw is measured for one-sided {a.op}:\n{m['rx_bw']}")
+    if a.verify:
+        rcheck(int(run.attrs["verify"]) == 1, "run was not verified")
+        rcheck((m["verify_errors"] == 0).all(), f"verify errors:\n{m['verify_errors']}")
+    if a.iters is not None:
+        rcheck((m["tx_msgs"][off] == a.iters).all(), f"tx_msgs is not {a.iters} per pair:\n{m['tx_msgs']}")
+        if a.op in RECEIVER_SEES:
+            rcheck((m["rx_msgs"][off] == a.iters).all(), f"rx_msgs is not {a.iters} per pair:\n{m['rx_msgs']}")
+    if run.attrs["pattern"] == "incast":
+        share = run["share"][()]
+        sums = np.nansum(share, axis=0)
+        rcheck(np.allclose(sums, 1.0), f"incast shares do not sum to 1 per target: {sums}")
+        fair = run["fairness"][()]
+        rcheck(((fair > 0) & (fair <= 1 + 1e-9)).all(), f"fairness outside (0, 1]: {fair}")
+
+
+def check_lat(run, a, n, off, rcheck):
+    count = run["lat_count"][()]
+    p50, p99 = run["lat_p50_us"][()], run["lat_p99_us"][()]
+    lo, hi = run["lat_min_us"][()], run["lat_max_us"][()]
+    rcheck((count[off] > 0).all(), f"a pair has no latency samples:\n{count}")
+    rcheck(np.isnan(np.diag(p50)).all(), "lat_p50 diagonal is not NaN")
+    rcheck((lo[off] > 0).all(), "a latency is not > 0")
+    rcheck((lo[off] <= p50[off]).all() and (p50[off] <= p99[off]).all() and (p99[off] <= hi[off]).all(),
+           "percentiles out of order (min <= p50 <= p99 <= max)")
+    rcheck(run.attrs["latency_is"] in ("half round trip", "read completion time"), "latency_is not stated")
+    rcheck(int(run.attrs["lat_samples"]) == int(count[off].sum()), "aggregate sample count != sum of pairs")
+    rcheck(int(run["lat_hist_ns"][()].sum()) == int(count[off].sum()), "histogram count != sum of pairs")
+    if a.iters is not None:
+        rcheck((count[off] == a.iters).all(), f"samples are not {a.iters} per pair:\n{count}")
 
 
 if __name__ == "__main__":

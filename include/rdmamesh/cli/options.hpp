@@ -11,35 +11,51 @@
 
 namespace rdmamesh {
 
-enum class op_kind : std::uint8_t { write_imm, write };
+enum class op_kind : std::uint8_t { write_imm, write, send, read };
+enum class mode_kind : std::uint8_t { bw, lat };
+enum class pattern_kind : std::uint8_t { mesh, shift, pairs, incast };
 
 std::string_view to_string(op_kind op);
+std::string_view to_string(mode_kind m);
+std::string_view to_string(pattern_kind p);
 
 // True when the receiver gets a completion per message, so it can count and verify.
 constexpr bool receiver_sees_messages(op_kind op) {
-  return op == op_kind::write_imm;
+  return op == op_kind::write_imm || op == op_kind::send;
 }
 
 struct options {
   op_kind op = op_kind::write_imm;
-  std::uint64_t size = 64ULL << 10;  // bytes per message
-  double duration_s = 5.0;         // measured seconds (duration mode)
-  double warmup_s = 1.0;           // unmeasured seconds before the interval
-  std::uint64_t iters = 0;         // messages per pair; 0 = duration mode
-  std::uint32_t tx_depth = 128;    // outstanding WRs per QP
-  std::uint32_t rx_depth = 512;    // receives posted per QP (write_imm)
-  int qp_timeout = 18;             // RC transport timeout: 4.096 us * 2^N per try
-  std::uint64_t peer_buffer = 0;   // receive bytes per peer; 0 = automatic
-  std::string ib_dev;              // empty = first device with an ACTIVE port
-  int ib_port = 0;                 // 0 = first ACTIVE port
-  int gid_index = -1;              // -1 = automatic (RoCE v2, IPv4-mapped first)
-  std::string output;              // HDF5 file; empty = none
-  bool force = false;              // overwrite output
-  bool verify = false;             // check every payload
-  double timeout_s = 30.0;         // bound on every wait for peers
+  mode_kind mode = mode_kind::bw;
+  std::vector<pattern_kind> patterns{pattern_kind::mesh};  // bw: mesh, lat: pairs
+  bool bidirectional = false;                              // --pattern pairs: both directions at once
+  int target = -1;                                         // --pattern incast: -1 = every rank in turn
+  std::vector<std::uint64_t> sizes{64ULL << 10};           // bytes per message; several = a sweep
+  double duration_s = 5.0;                                 // measured seconds (duration mode)
+  double warmup_s = 1.0;                                   // unmeasured seconds before the interval
+  std::uint64_t iters = 0;                                 // messages per pair; 0 = duration mode
+  std::uint32_t tx_depth = 128;                            // outstanding WRs per QP
+  std::uint32_t rx_depth = 512;                            // receives posted in the shared receive queue
+  std::uint32_t post_list = 1;                             // WRs chained per ibv_post_send
+  std::uint32_t cq_mod = 0;                                // signal every Nth WR; 0 = as perftest
+  int inline_size = -1;                                    // -1 = as perftest, capped by the device
+  std::uint32_t qps = 1;                                   // RC QPs per peer
+  int qp_timeout = 18;                                     // RC transport timeout: 4.096 us * 2^N per try
+  std::uint64_t peer_buffer = 0;                           // receive bytes per peer; 0 = automatic
+  std::string ib_dev;                                      // empty = first device with an ACTIVE port
+  int ib_port = 0;                                         // 0 = first ACTIVE port
+  int gid_index = -1;                                      // -1 = automatic (RoCE v2, IPv4-mapped first)
+  std::string output;                                      // HDF5 file; empty = none
+  bool force = false;                                      // overwrite output
+  bool verify = false;                                     // check every payload
+  double timeout_s = 30.0;                                 // bound on every wait for peers
 
   bool duration_mode() const { return iters == 0; }
+  std::uint64_t max_size() const;
 };
+
+// The sizes of -a/--all: 2 B to 8 MiB in powers of two, as perftest's -a.
+std::vector<std::uint64_t> all_sizes();
 
 // Each option as (long flag, canonical value): the `#` header, the HDF5 config, and the
 // cross-rank comparison all read this one list.

@@ -1,11 +1,10 @@
-// One rank's side of the mesh: device, PD, one buffer under one MR, a send and a receive CQ,
-// and one RC QP per peer. Built in RESET/INIT, then connected with the peers' conn_info.
-// The engine gets plain handles (peer_link) and never sees these classes.
+// One rank's side of the mesh: device, PD, one buffer under one MR, a send CQ, a receive CQ,
+// one shared receive queue, and -q RC QPs per peer. Built in INIT, then connected with the
+// peers' conn_info. The engine gets plain handles (session_link) and never sees these classes.
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <span>
 #include <vector>
 
@@ -17,26 +16,31 @@
 #include "rdmamesh/verbs/cq.hpp"
 #include "rdmamesh/verbs/mr.hpp"
 #include "rdmamesh/verbs/qp.hpp"
+#include "rdmamesh/verbs/srq.hpp"
 
 namespace rdmamesh::fabric {
 
-// What the engine needs to drive traffic to one peer.
-struct peer_link {
-  std::uint32_t rank = 0;
+// What the engine needs to drive one QP (a session) to one peer.
+struct session_link {
+  std::uint32_t peer = 0;     // rank
+  std::uint32_t lane = 0;     // which of the peer's -q QPs
+  std::uint32_t session = 0;  // peer index * qps + lane
   ibv_qp* qp = nullptr;
-  std::uint64_t remote_addr = 0;  // the peer's receive region for us
+  std::uint64_t remote_addr = 0;  // the peer's region for this session
   std::uint32_t rkey = 0;
   std::uint32_t remote_slots = 0;
   std::uint64_t remote_stride = 0;
 };
 
-// Device limits recorded for the report.
+// Device limits and derived data-path settings, recorded for the report.
 struct device_limits {
   std::uint32_t max_qp_wr = 0;
+  std::uint32_t max_srq_wr = 0;
   int max_cqe = 0;
   std::uint32_t max_qp_rd_atom = 0;       // READs we accept in flight (responder)
   std::uint32_t max_qp_init_rd_atom = 0;  // READs we may issue in flight (initiator)
   std::uint64_t max_mr_size = 0;
+  std::uint32_t max_inline = 0;  // probed
 };
 
 class endpoint {
@@ -48,17 +52,19 @@ class endpoint {
 
   const port_choice& port() const { return port_; }
   const device_limits& limits() const { return limits_; }
+  std::uint32_t inline_size() const { return inline_size_; }  // effective threshold
 
-  // One entry per rank (our own entry is left zero), for MPI_Alltoall.
+  // qps entries per rank (our own rank's left zero), for MPI_Alltoall with qps per rank.
   std::vector<conn_info> local_infos() const;
-  // `remote[r]` is what rank r sent us. Validates, then takes every QP to RTS.
+  // `remote[r * qps + lane]` is what rank r sent us for that lane. Validates, then RTS.
   void connect(std::span<const conn_info> remote);
 
-  std::span<const peer_link> peers() const { return links_; }
+  std::span<const session_link> sessions() const { return links_; }
   std::byte* buffer() const { return buf_->data(); }
   std::uint32_t lkey() const { return mr_->lkey(); }
   ibv_cq* send_cq() const { return send_cq_->get(); }
   ibv_cq* recv_cq() const { return recv_cq_->get(); }
+  ibv_srq* srq() const { return srq_ ? srq_->get() : nullptr; }
 
  private:
   options opts_;
@@ -67,16 +73,18 @@ class endpoint {
   std::uint32_t rank_;
   std::uint32_t n_ranks_;
   device_limits limits_;
-  // Declaration order is teardown order reversed: QPs go first, then MR, CQs, PD, device.
+  std::uint32_t inline_size_ = 0;
+  // Declaration order is teardown order reversed: QPs go first, then SRQ, MR, CQs, PD, device.
   verbs::context_ptr ctx_;
   verbs::pd_ptr pd_;
   verbs::cq_ptr send_cq_;
   verbs::cq_ptr recv_cq_;
   std::unique_ptr<host_buffer> buf_;
   std::unique_ptr<verbs::memory_region> mr_;
-  std::vector<std::unique_ptr<verbs::queue_pair>> qps_;  // by peer index
+  verbs::srq_ptr srq_;
+  std::vector<std::unique_ptr<verbs::queue_pair>> qps_;  // by session index
   std::vector<std::uint32_t> psns_;
-  std::vector<peer_link> links_;
+  std::vector<session_link> links_;
 };
 
 }  // namespace rdmamesh::fabric

@@ -1,5 +1,6 @@
 // The console report rank 0 prints: `#` header lines a person reads and a script can skip,
-// then the send-bandwidth matrix in aligned columns and one-line summaries.
+// then one aligned row per run as it finishes, the matrix of single-size runs, and the
+// failures and events of each run right under it.
 #pragma once
 
 #include <span>
@@ -8,18 +9,27 @@
 
 #include "rdmamesh/cli/options.hpp"
 #include "rdmamesh/fabric/rank_info.hpp"
+#include "rdmamesh/io/run_record.hpp"
 #include "rdmamesh/stats/matrix.hpp"
 
 namespace rdmamesh::io {
 
 // Header: version, ranks and hosts, device/port/GID/MTU (per rank when they differ), options.
-std::string format_header(const options& o, std::span<const fabric::rank_info> ranks);
+std::string format_header(const options& o, std::span<const fabric::rank_info> ranks, std::uint32_t inline_size);
+
+// Column titles for the rows of the run's mode.
+std::string format_table_header(const options& o);
+
+// One row, then (single-size runs) the matrix, then failed pairs, verify outcome and events.
+std::string format_run(const options& o, const run_record& r);
 
 // An N x N matrix of bytes/s printed in Gb/s; "-" on the diagonal and for NaN.
 std::string format_matrix(const stats::square<double>& bw, const std::string& title);
+// The same for a plain value (latency in microseconds, ratios) with `decimals` places.
+std::string format_values(const stats::square<double>& m, const std::string& title, int decimals);
 
-// Summaries, verify outcome, failed pairs and events.
-std::string format_results(const options& o, const stats::run_matrices& m, const std::vector<std::string>& events);
+// The contention line of a mesh run: per pair, mesh bandwidth over the pairwise figure.
+std::string format_contention(const run_record& mesh);
 
 // Largest N whose matrix is printed; bigger meshes are summarized (the file has the matrix).
 inline constexpr std::uint32_t max_printed_matrix = 32;

@@ -12,7 +12,7 @@
 #include "rdmamesh/cli/options.hpp"
 #include "rdmamesh/fabric/rank_info.hpp"
 #include "rdmamesh/io/h5.hpp"
-#include "rdmamesh/stats/matrix.hpp"
+#include "rdmamesh/io/run_record.hpp"
 
 namespace rdmamesh::io {
 
@@ -31,8 +31,11 @@ class results_file {
 
   void write_config(const std::vector<std::pair<std::string, std::string>>& config);
   void write_ranks(std::span<const fabric::rank_info> ranks);
-  void write_run(std::uint32_t index, const options& o, const stats::run_matrices& m,
-                 const std::vector<std::string>& events);
+  void write_run(const options& o, const run_record& r);
+  // A mesh run's contention matrix, once the pairwise pattern it is compared with has run.
+  void write_contention(const run_record& r);
+  // /sweeps/<pattern>: the pattern's runs stacked along the size axis ([S,N,N]).
+  void write_sweep(const options& o, pattern_kind p, const std::vector<const run_record*>& runs);
   // `complete` = 1 only when every planned run was written; `status` says why not otherwise.
   void finish(bool complete, const std::string& status);
   void flush();

@@ -83,6 +83,9 @@ class world {
     return all;
   }
 
+  // Elementwise sum of every rank's `mine` on root (empty elsewhere).
+  std::vector<std::uint64_t> reduce_sum(std::span<const std::uint64_t> mine, int root = 0) const;
+
   // send holds `per_rank` elements for each destination rank, in rank order; the result holds
   // `per_rank` elements from each source rank.
   template <class T>

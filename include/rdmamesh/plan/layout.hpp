@@ -1,6 +1,11 @@
-// How one rank's registered buffer is carved up: a receive region per peer (where that peer's
-// messages land, rotating through slots) and a transmit region per peer (where payloads come
-// from). Pure arithmetic, so the rules that keep --verify sound are unit-tested.
+// How one rank's registered buffer is carved up, and the per-size data-path settings.
+// Pure arithmetic, so the rules that keep --verify sound are unit-tested.
+//
+// A session is one QP: peer index p, lane l (of -q), session index p * qps + l.
+//   rx region  per session: slots the peer's WRITEs land in (and READs read from)
+//   tx region  one slot shared by every session, or per session when payloads must differ
+//              (--verify: each in-flight WR its own; --mode lat: ping and pong sources)
+//   pool       SEND only: the receive buffers posted in the shared receive queue (SRQ)
 #pragma once
 
 #include <cstdint>
@@ -9,7 +14,7 @@
 
 namespace rdmamesh::plan {
 
-// Peers of rank `me` are the other ranks; peer slots are numbered 0..n-2 skipping `me`.
+// Peers of rank `me` are the other ranks; peer indices are 0..n-2, skipping `me`.
 constexpr std::uint32_t peer_index(std::uint32_t me, std::uint32_t peer) {
   return peer < me ? peer : peer - 1;
 }
@@ -19,33 +24,48 @@ constexpr std::uint32_t peer_rank(std::uint32_t me, std::uint32_t index) {
 
 struct layout {
   std::uint32_t n_peers = 0;
-  std::uint64_t msg_size = 0;
+  std::uint32_t qps = 1;          // lanes (QPs) per peer
+  std::uint64_t msg_size = 0;     // the largest message of the run
   std::uint64_t slot_stride = 0;  // bytes between slot starts (aligned)
-  std::uint32_t rx_slots = 0;     // slots in each peer's receive region
-  std::uint32_t tx_slots = 0;     // slots in each peer's transmit region
-  std::uint32_t rx_depth = 0;     // receives posted per QP (write_imm)
+  std::uint32_t rx_slots = 0;     // slots in each session's receive region
+  std::uint32_t tx_slots = 0;     // slots in each session's transmit region (0: one shared slot)
+  std::uint32_t pool_slots = 0;   // SEND receive buffers
+  std::uint32_t srq_depth = 0;    // receives kept posted in the SRQ (0: the op needs none)
   std::uint32_t window = 0;       // outstanding WRs per QP
 
+  std::uint32_t sessions() const { return n_peers * qps; }
   std::uint64_t rx_region_bytes() const { return slot_stride * rx_slots; }
-  std::uint64_t tx_region_bytes() const { return slot_stride * tx_slots; }
-  std::uint64_t total_bytes() const { return (rx_region_bytes() + tx_region_bytes()) * n_peers; }
+  std::uint64_t tx_bytes() const { return slot_stride * (tx_slots ? std::uint64_t{tx_slots} * sessions() : 1); }
+  std::uint64_t pool_offset() const { return rx_region_bytes() * sessions() + tx_bytes(); }
+  std::uint64_t total_bytes() const { return pool_offset() + slot_stride * pool_slots; }
 
-  std::uint64_t rx_offset(std::uint32_t peer_idx) const { return rx_region_bytes() * peer_idx; }
-  std::uint64_t tx_offset(std::uint32_t peer_idx, std::uint64_t seq) const {
-    return rx_region_bytes() * n_peers + tx_region_bytes() * peer_idx + slot_stride * (seq % tx_slots);
-  }
-  // Message `seq` of a pair lands in this slot of the receiver's region for that pair.
+  std::uint64_t rx_offset(std::uint32_t session) const { return rx_region_bytes() * session; }
+  // Message `seq` of a session lands in this slot of the receiver's region for the session.
   std::uint64_t rx_slot_offset(std::uint64_t seq) const { return slot_stride * (seq % rx_slots); }
+  std::uint64_t tx_offset(std::uint32_t session, std::uint64_t seq) const {
+    const std::uint64_t base = rx_region_bytes() * sessions();
+    return tx_slots ? base + slot_stride * (std::uint64_t{tx_slots} * session + seq % tx_slots) : base;
+  }
+  std::uint64_t pool_slot_offset(std::uint32_t slot) const { return pool_offset() + slot_stride * slot; }
 };
 
-// Default receive memory per peer when --peer-buffer is not given (at least two slots).
-inline constexpr std::uint64_t default_peer_buffer = 16ULL << 20;
+// Receive memory per peer when --peer-buffer is not given: 16 MiB, less as N grows so a rank
+// stays near 256 MiB, never less than what the run needs (one slot per lane, two with --verify).
+std::uint64_t default_peer_budget(std::uint32_t n_peers);
 
-// Slots: as many as fit in the peer buffer, up to what the windows can keep busy. With --verify
-// a slot must not be rewritten while the receiver may still check it: for write_imm a sender can
-// run at most rx_depth messages ahead of the receiver's polling (each needs a posted RECV) plus
-// one being placed, so rx_slots > rx_depth; the sender reuses a tx slot only after its WR
-// completed, so window <= tx_slots.
+// Slots and depths for the run's largest size. With --verify a slot is never rewritten while
+// it may still be checked: a sender runs at most srq_depth messages ahead of the receiver's
+// polling (each consumes a posted receive) plus one being placed, so rx_slots > srq_depth; a
+// sender refills a tx slot only after its WR completed, so window <= tx_slots.
 layout make_layout(const options& o, std::uint32_t n_ranks);
+
+// Per message size, as perftest: every 100th WR signaled, every one above 8 KiB (coarse
+// completions would blur the measured interval), the post list when one is used; never more
+// than the window, so the send queue cannot fill with unsignaled WRs.
+std::uint32_t cq_mod_for(const options& o, std::uint64_t size, std::uint32_t window);
+
+// Inline threshold: as perftest's latency tests (220 B for writes, 236 B for SEND, none for
+// READ) unless -I says otherwise, capped by what the device grants.
+std::uint32_t inline_for(const options& o, std::uint32_t device_max);
 
 }  // namespace rdmamesh::plan

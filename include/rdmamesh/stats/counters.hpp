@@ -22,7 +22,7 @@ struct pair_counters {
   double tx_seconds = 0;  // length of the interval tx_msgs covers
   double rx_seconds = 0;  // length of the interval rx_msgs covers
   std::uint32_t flags = 0;
-  std::uint32_t reserved = 0;
+  std::int32_t round = -1;  // the schedule round that measured the pair's sending side
 };
 
 static_assert(std::is_trivially_copyable_v<pair_counters>);

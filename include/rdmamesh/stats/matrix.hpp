@@ -1,5 +1,5 @@
 // Per-pair bookkeeping: the gathered per-rank counters become N x N matrices
-// (row = source rank, column = destination rank) and a summary over the pairs.
+// (row = source rank, column = destination rank) and summaries over the pairs.
 #pragma once
 
 #include <cstddef>
@@ -7,7 +7,9 @@
 #include <span>
 #include <vector>
 
+#include "rdmamesh/plan/schedule.hpp"
 #include "rdmamesh/stats/counters.hpp"
+#include "rdmamesh/stats/latency.hpp"
 
 namespace rdmamesh::stats {
 
@@ -21,17 +23,25 @@ struct square {
   const T& at(std::uint32_t row, std::uint32_t col) const { return v[std::size_t{row} * n + col]; }
 };
 
+// A round's counters (by peer rank) folded into the pattern's: the sending side of the pairs
+// this rank sent to in the round, the receiving side of those it received from.
+void merge_round(std::vector<pair_counters>& acc, std::span<const pair_counters> round, const plan::round_role& role,
+                 int round_index);
+
 struct run_matrices {
-  square<double> tx_bw;  // bytes/s the source completed toward the destination; NaN on the diagonal
-  square<double> rx_bw;  // bytes/s the destination received from the source; NaN where not measurable
+  square<double> tx_bw;    // bytes/s the source completed toward the destination; NaN on the diagonal
+  square<double> rx_bw;    // bytes/s the destination received from the source; NaN where not measurable
+  square<double> tx_rate;  // messages/s, same conventions
+  square<double> rx_rate;
   square<std::uint64_t> tx_msgs, rx_msgs, tx_bytes, rx_bytes;
-  square<std::uint64_t> tx_total, rx_total;  // whole run, warm-up and drain included
+  square<std::uint64_t> tx_total, rx_total;  // whole round, warm-up and drain included
   square<std::uint64_t> verify_errors;       // counted at the destination
   square<std::uint8_t> flags;                // pair_flags of both ends, OR-ed
+  square<std::int32_t> round;                // schedule round of the pair; -1 if none
 };
 
 // `rows` holds n records per rank in rank order: rows[r * n + p] is rank r's view of peer p.
-// `rx_measurable`: whether the receiver saw each message (false for one-sided WRITE).
+// `rx_measurable`: whether the receiver saw each message (false for one-sided WRITE and READ).
 run_matrices assemble(std::span<const pair_counters> rows, std::uint32_t n, std::uint64_t msg_size, bool rx_measurable);
 
 struct summary {
@@ -40,7 +50,28 @@ struct summary {
   double aggregate = 0;  // sum over the pairs
 };
 
-// Over the finite off-diagonal entries; all zero when there are none.
-summary summarize(const square<double>& m);
+// Over the finite off-diagonal entries; all zero when there are none. `aggregate` sums the
+// pairs of each round (those that ran at the same time) and averages over the rounds, so a
+// pattern of many small rounds is not credited with bandwidth it never carried at once.
+summary summarize(const square<double>& m, const square<std::int32_t>& round);
+summary summarize(const square<double>& m);  // every pair in one round
+
+// Jain's fairness index (sum x)^2 / (n sum x^2): 1 when all equal, 1/n when one takes all.
+double jain(std::span<const double> x);
+
+// Incast: each destination column's senders' shares of what it received, and Jain per column
+// (NaN for a column with no measured sender).
+square<double> shares(const square<double>& bw);
+std::vector<double> column_fairness(const square<double>& bw);
+
+// Elementwise a / b where both are finite and b > 0, else NaN (e.g. mesh over pairwise).
+square<double> ratio(const square<double>& a, const square<double>& b);
+
+// Latency summaries gathered like the counters: rows[r * n + p] is rank r pinging peer p.
+struct latency_matrices {
+  square<std::uint64_t> count;
+  square<double> min, p50, p90, p99, p999, max, mean, stddev;  // microseconds; NaN without samples
+};
+latency_matrices assemble_latency(std::span<const latency_summary> rows, std::uint32_t n);
 
 }  // namespace rdmamesh::stats

@@ -12,6 +12,7 @@ struct pattern_key {
   std::uint32_t src = 0;
   std::uint32_t dst = 0;
   std::uint64_t seq = 0;
+  std::uint32_t lane = 0;  // which QP of the pair (or ping vs pong): two lanes never look alike
 };
 
 struct pattern_mismatch {

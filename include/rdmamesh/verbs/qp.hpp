@@ -8,6 +8,7 @@
 
 #include "rdmamesh/verbs/cq.hpp"
 #include "rdmamesh/verbs/pd.hpp"
+#include "rdmamesh/verbs/srq.hpp"
 
 namespace rdmamesh::verbs {
 
@@ -19,8 +20,9 @@ struct qp_caps {
 
 class queue_pair {
  public:
-  // An RC QP in RESET. `send_cq` and `recv_cq` may be the same queue.
-  queue_pair(pd_ptr pd, cq_ptr send_cq, cq_ptr recv_cq, const qp_caps& caps);
+  // An RC QP in RESET. `send_cq` and `recv_cq` may be the same queue; with an `srq` the QP
+  // takes its receives from it and max_recv_wr is ignored.
+  queue_pair(pd_ptr pd, cq_ptr send_cq, cq_ptr recv_cq, srq_ptr srq, const qp_caps& caps);
   ibv_qp* get() const { return qp_.get(); }
   std::uint32_t qp_num() const { return qp_->qp_num; }
   const qp_caps& caps() const { return caps_; }  // as granted by the device
@@ -32,6 +34,7 @@ class queue_pair {
   pd_ptr pd_;
   cq_ptr send_cq_;
   cq_ptr recv_cq_;
+  srq_ptr srq_;
   std::unique_ptr<ibv_qp, deleter> qp_;  // last: destroyed before the CQs and PD it uses
   qp_caps caps_;
 };
@@ -65,6 +68,10 @@ void to_init(const queue_pair& qp, int port, int access);
 void to_rtr(const queue_pair& qp, const rtr_params& p);
 void to_rts(const queue_pair& qp, const rts_params& p);
 void to_error(const queue_pair& qp) noexcept;  // flushes outstanding WRs; best effort
+
+// The largest max_inline_data the device grants an RC QP (it has no attribute for it): the
+// result of creating throwaway QPs, halving from `ceiling` until one is accepted.
+std::uint32_t probe_max_inline(const pd_ptr& pd, const cq_ptr& cq, std::uint32_t ceiling = 1024);
 
 const char* to_string(ibv_mtu mtu);
 int mtu_bytes(ibv_mtu mtu);

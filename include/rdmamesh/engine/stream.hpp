@@ -1,0 +1,83 @@
+// The streaming engine (--mode bw): per QP a window of up to -t WRs, posted in lists of -l,
+// every -Q'th signaled, refilled as completions arrive; receives come from the shared
+// receive queue. It runs one schedule round at a time: begin_round() activates the sessions
+// of the round, start() starts its clock, progress() drives it. Per-WR work is a few stores
+// into a prebuilt WR chain: no allocation, no logging, no virtual calls.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "rdmamesh/engine/core.hpp"
+#include "rdmamesh/stats/counters.hpp"
+
+namespace rdmamesh::engine {
+
+class stream {
+ public:
+  // Posts every receive before returning, so peers may start sending right after.
+  stream(const options& o, const plan::layout& l, std::uint32_t rank, std::uint32_t n_ranks,
+         const fabric::endpoint& ep);
+
+  void begin_round(std::uint64_t size, const plan::round_role& role);
+  void start();     // the round's clock: warm-up, then the measured interval
+  void progress();  // one pass: post what the windows allow, poll both CQs
+
+  bool sending() const { return phase_ != phase::drain; }
+  bool drained() const;  // every active session's WRs completed, the last one signaled
+  // Cumulative sends completed per (rank, lane), rank-major: the drain exchange.
+  std::vector<std::uint64_t> completed_by_lane() const;
+  // What every peer completed toward us per lane; receiving goes on until it all arrived.
+  void expect(std::span<const std::uint64_t> by_lane);
+  bool received_all() const;
+  void verify_final();  // --op write --verify: check what the round left in our slots
+
+  std::string pending() const;                              // what a wait still waits for, for timeout messages
+  std::vector<stats::pair_counters> round_results() const;  // by rank, lanes summed
+  core& base() { return core_; }
+
+ private:
+  enum class phase { warmup, measure, drain };
+
+  struct tx_session {
+    fabric::session_link link;
+    std::uint64_t posted = 0, completed = 0, signaled_upto = 0;  // cumulative over rounds
+    std::uint64_t limit = 0;                                     // cumulative WR count the round may reach
+    std::uint64_t round_base = 0;                                // `completed` when the round began
+    std::uint64_t at_start = 0, at_end = 0;
+    clock::time_point done{};
+    bool active = false, failed = false;
+  };
+  struct rx_session {
+    std::uint32_t peer = 0, lane = 0;
+    std::uint64_t received = 0, expected = 0, limit = 0, round_base = 0, at_start = 0, at_end = 0;
+    std::uint64_t verify_errors = 0, verify_base = 0;
+    clock::time_point done{};
+    bool active = false, failed = false;
+  };
+
+  void post_sends(tx_session& s);
+  bool post_batch(tx_session& s, std::uint64_t n, bool signal_last);
+  void poll_send_cq();
+  void poll_recv_cq();
+  void on_recv(rx_session& r, const ibv_wc& wc);
+  void check_read(const tx_session& s, std::uint64_t from, std::uint64_t to);
+  void fail_tx(tx_session& s, const std::string& what);
+  void fail_rx(rx_session& r, const std::string& what);
+  void advance_phase(clock::time_point now);
+
+  core core_;
+  std::uint64_t size_ = 0;
+  std::uint32_t cq_mod_ = 1;
+  int send_flags_ = 0;  // IBV_SEND_INLINE when the size allows
+  ibv_wr_opcode opcode_ = IBV_WR_RDMA_WRITE;
+  std::vector<tx_session> tx_;   // by session index
+  std::vector<rx_session> rx_;   // by session index
+  std::vector<ibv_send_wr> wr_;  // the post-list chain, reused for every session
+  std::vector<ibv_sge> sge_;
+  std::vector<std::uint64_t> reposts_;
+  phase phase_ = phase::drain;
+  clock::time_point t_start_{}, t_measure_{}, t_end_{}, deadline_measure_{}, deadline_end_{};
+};
+
+}  // namespace rdmamesh::engine

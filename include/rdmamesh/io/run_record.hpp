@@ -1,0 +1,37 @@
+// Everything rank 0 knows about one run (one pattern at one message size, all its rounds):
+// what the console prints and what the results file stores.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rdmamesh/cli/options.hpp"
+#include "rdmamesh/stats/histogram.hpp"
+#include "rdmamesh/stats/matrix.hpp"
+
+namespace rdmamesh::io {
+
+struct run_record {
+  std::uint32_t index = 0;  // /runs/NNNN
+  pattern_kind pattern = pattern_kind::mesh;
+  std::uint64_t size = 0;
+  std::uint32_t rounds = 0;
+  std::uint32_t cq_mod = 1;       // effective at this size
+  std::uint32_t inline_size = 0;  // effective threshold (messages up to it go inline)
+
+  std::optional<stats::run_matrices> bw;       // --mode bw
+  std::optional<stats::latency_matrices> lat;  // --mode lat
+  stats::histogram lat_all;                    // --mode lat: every pair's samples
+  stats::square<std::uint8_t> lat_flags;       // --mode lat: 1 where a pair's flow failed
+  std::vector<std::string> events;
+
+  // mesh run, when a pairwise pattern (pairs or shift) ran at the same size: mesh / pairwise
+  std::optional<stats::square<double>> contention;
+  pattern_kind contention_vs = pattern_kind::pairs;
+
+  bool clean() const;  // no failed pair, no mismatch, no event
+};
+
+}  // namespace rdmamesh::io

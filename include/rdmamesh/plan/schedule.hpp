@@ -1,0 +1,46 @@
+// Traffic patterns as schedules: rounds of ordered (source -> destination) pairs. A schedule
+// is a pure function of (pattern, N): a rank asks for its own role in a round and gets it in
+// O(1) per partner, so N = 100 000 costs nothing to plan.
+//   mesh    1 round, every ordered pair at once (the contention case)
+//   shift   N-1 rounds; in round d rank r sends to r+d and receives from r-d (mpiGraph)
+//   pairs   circle method: rounds of disjoint pairs, each direction in its own round, or
+//           both at once with -b (the link-health case); odd N gives each rank one bye
+//   incast  every other rank sends to one target; one round per target
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "rdmamesh/cli/options.hpp"
+
+namespace rdmamesh::plan {
+
+struct round_role {
+  std::vector<std::uint32_t> send_to;    // ranks this rank sends to in the round
+  std::vector<std::uint32_t> recv_from;  // ranks this rank receives from in the round
+};
+
+class schedule {
+ public:
+  // Throws usage_error when the pattern cannot run on n ranks (e.g. --target out of range).
+  schedule(pattern_kind p, std::uint32_t n, bool bidirectional = false, int target = -1);
+
+  pattern_kind pattern() const { return pattern_; }
+  std::uint32_t ranks() const { return n_; }
+  std::uint32_t rounds() const { return rounds_; }
+  round_role role(std::uint32_t round, std::uint32_t rank) const;
+
+  // pairs: the partner of `rank` in circle round `k` (0 <= k < circle_rounds()); nullopt = a bye.
+  std::optional<std::uint32_t> circle_partner(std::uint32_t k, std::uint32_t rank) const;
+  std::uint32_t circle_rounds() const;
+
+ private:
+  pattern_kind pattern_;
+  std::uint32_t n_;
+  bool bidirectional_;
+  int target_;
+  std::uint32_t rounds_ = 0;
+};
+
+}  // namespace rdmamesh::plan

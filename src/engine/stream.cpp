@@ -1,0 +1,240 @@
+// Stream engine: rounds, the phase clock, the end-of-round bookkeeping and per-pair results.
+#include "rdmamesh/engine/stream.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "rdmamesh/util/pattern.hpp"
+
+namespace rdmamesh::engine {
+
+stream::stream(const options& o, const plan::layout& l, std::uint32_t rank, std::uint32_t n_ranks,
+               const fabric::endpoint& ep)
+    : core_(o, l, rank, n_ranks, ep) {
+  for (const auto& link : core_.links()) {
+    tx_session t;
+    t.link = link;
+    tx_.push_back(t);
+    rx_session r;
+    r.peer = link.peer;
+    r.lane = link.lane;
+    rx_.push_back(r);
+  }
+  wr_.resize(std::max<std::uint32_t>(o.post_list, 1));
+  sge_.resize(wr_.size());
+  reposts_.reserve(64);
+  core_.fill_read_sources();
+  core_.post_initial_receives();
+}
+
+void stream::begin_round(std::uint64_t size, const plan::round_role& role) {
+  const options& o = core_.opts();
+  size_ = size;
+  cq_mod_ = plan::cq_mod_for(o, size, core_.layout().window);
+  send_flags_ = (o.op != op_kind::read && size <= core_.inline_size()) ? IBV_SEND_INLINE : 0;
+  switch (o.op) {
+    case op_kind::write: opcode_ = IBV_WR_RDMA_WRITE; break;
+    case op_kind::write_imm: opcode_ = IBV_WR_RDMA_WRITE_WITH_IMM; break;
+    case op_kind::send: opcode_ = IBV_WR_SEND; break;
+    case op_kind::read: opcode_ = IBV_WR_RDMA_READ; break;
+  }
+  auto listed = [](const std::vector<std::uint32_t>& v, std::uint32_t p) {
+    return std::find(v.begin(), v.end(), p) != v.end();
+  };
+  const std::uint32_t lanes = core_.layout().qps;
+  for (auto& t : tx_) {
+    t.active = listed(role.send_to, t.link.peer);  // a session that failed earlier stays failed
+    t.round_base = t.completed;
+    t.at_start = t.at_end = t.completed;
+    t.done = {};
+    t.limit = !t.active           ? t.posted
+              : o.duration_mode() ? std::numeric_limits<std::uint64_t>::max()
+                                  : t.posted + lane_share(o.iters, lanes, t.link.lane);
+  }
+  for (auto& r : rx_) {
+    r.active = listed(role.recv_from, r.peer);
+    r.round_base = r.at_start = r.at_end = r.received;
+    r.verify_base = r.verify_errors;
+    r.expected = r.received;
+    r.done = {};
+    r.limit =
+        o.duration_mode() ? std::numeric_limits<std::uint64_t>::max() : r.received + lane_share(o.iters, lanes, r.lane);
+  }
+  phase_ = phase::drain;  // nothing moves until start()
+}
+
+void stream::start() {
+  const options& o = core_.opts();
+  t_start_ = clock::now();
+  const auto secs = [](double s) {
+    return std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(s));
+  };
+  if (o.duration_mode()) {
+    deadline_measure_ = t_start_ + secs(o.warmup_s);
+    deadline_end_ = deadline_measure_ + secs(o.duration_s);
+    phase_ = phase::warmup;
+  } else {
+    deadline_measure_ = t_start_;
+    deadline_end_ = clock::time_point::max();
+    phase_ = phase::measure;
+    t_measure_ = t_start_;
+  }
+  advance_phase(t_start_);
+}
+
+void stream::advance_phase(clock::time_point now) {
+  if (phase_ == phase::warmup && now >= deadline_measure_) {
+    phase_ = phase::measure;
+    t_measure_ = now;
+    for (auto& t : tx_) t.at_start = t.completed;
+    for (auto& r : rx_) r.at_start = r.received;
+  }
+  if (phase_ == phase::measure) {
+    const bool all_posted =
+        std::all_of(tx_.begin(), tx_.end(), [](const tx_session& t) { return t.failed || t.posted >= t.limit; });
+    if (now >= deadline_end_ || all_posted) {
+      phase_ = phase::drain;
+      t_end_ = now;
+      for (auto& t : tx_) t.at_end = t.completed;
+      for (auto& r : rx_) r.at_end = r.received;
+    }
+  }
+}
+
+void stream::progress() {
+  advance_phase(clock::now());
+  if (phase_ != phase::drain) {
+    for (auto& t : tx_) {
+      if (t.active && !t.failed) post_sends(t);
+    }
+  } else {
+    // an unsignaled tail never completes: close it with one signaled WR
+    for (auto& t : tx_) {
+      if (t.active && !t.failed && t.posted > t.signaled_upto && t.posted < t.completed + core_.layout().window) {
+        post_batch(t, 1, true);
+      }
+    }
+  }
+  poll_send_cq();
+  if (receiver_sees_messages(core_.opts().op)) poll_recv_cq();
+}
+
+bool stream::drained() const {
+  return std::all_of(tx_.begin(), tx_.end(), [](const tx_session& t) {
+    return !t.active || t.failed || (t.completed == t.posted && t.signaled_upto == t.posted);
+  });
+}
+
+std::vector<std::uint64_t> stream::completed_by_lane() const {
+  const std::uint32_t lanes = core_.layout().qps;
+  std::vector<std::uint64_t> out(std::size_t{core_.n_ranks()} * lanes, 0);
+  for (const auto& t : tx_) out[std::size_t{t.link.peer} * lanes + t.link.lane] = t.completed;
+  return out;
+}
+
+void stream::expect(std::span<const std::uint64_t> by_lane) {
+  const std::uint32_t lanes = core_.layout().qps;
+  for (auto& r : rx_) r.expected = by_lane[std::size_t{r.peer} * lanes + r.lane];
+}
+
+bool stream::received_all() const {
+  if (!receiver_sees_messages(core_.opts().op)) return true;
+  return std::all_of(rx_.begin(), rx_.end(), [](const rx_session& r) { return r.failed || r.received >= r.expected; });
+}
+
+void stream::verify_final() {
+  const options& o = core_.opts();
+  if (!o.verify || o.op != op_kind::write) return;
+  const plan::layout& l = core_.layout();
+  for (std::uint32_t s = 0; s < rx_.size(); ++s) {
+    rx_session& r = rx_[s];
+    if (!r.active || r.failed) continue;
+    // the newest message of this round in each slot it reached (older rounds may differ in size)
+    const std::uint64_t total = r.expected;
+    const std::uint64_t first = std::max(r.round_base, total > l.rx_slots ? total - l.rx_slots : 0);
+    for (std::uint64_t seq = first; seq < total; ++seq) {
+      const std::byte* at = core_.buf() + l.rx_offset(s) + l.rx_slot_offset(seq);
+      if (auto bad = check_pattern(at, size_, {r.peer, core_.rank(), seq, r.lane})) {
+        ++r.verify_errors;
+        core_.mismatch(
+            fmt::format("verify: rank {} -> rank {} lane {} message {}: byte {} of {} is {:#04x}, expected "
+                        "{:#04x}",
+                        r.peer, core_.rank(), r.lane, seq, bad->offset, size_, bad->actual, bad->expected));
+      }
+    }
+    r.received = total;  // one-sided: what landed is what the sender completed
+  }
+}
+
+std::string stream::pending() const {
+  std::vector<std::string> parts;
+  for (const auto& t : tx_) {
+    if (t.active && !t.failed && t.completed != t.posted) {
+      parts.push_back(
+          fmt::format("{} send completions from rank {} lane {}", t.posted - t.completed, t.link.peer, t.link.lane));
+    }
+  }
+  for (const auto& r : rx_) {
+    if (!r.failed && r.received < r.expected) {
+      parts.push_back(fmt::format("{} messages from rank {} lane {}", r.expected - r.received, r.peer, r.lane));
+    }
+  }
+  if (parts.empty()) return "nothing";
+  std::string out = parts.front();
+  for (std::size_t i = 1; i < parts.size(); ++i) out += ", " + parts[i];
+  return out;
+}
+
+std::vector<stats::pair_counters> stream::round_results() const {
+  using seconds = std::chrono::duration<double>;
+  const options& o = core_.opts();
+  std::vector<stats::pair_counters> out(core_.n_ranks());
+  const double interval = seconds(t_end_ - t_measure_).count();
+  auto since_start = [&](clock::time_point t) {
+    return t == clock::time_point{} ? 0.0 : seconds(t - t_start_).count();
+  };
+  for (std::size_t s = 0; s < tx_.size(); ++s) {
+    const tx_session& t = tx_[s];
+    const rx_session& r = rx_[s];
+    stats::pair_counters& p = out[t.link.peer];
+    p.tx_total += t.completed - t.round_base;
+    p.rx_total += r.received - r.round_base;
+    p.verify_errors += r.verify_errors - r.verify_base;
+    if (o.duration_mode()) {
+      p.tx_msgs += t.at_end - t.at_start;
+      p.rx_msgs += r.at_end - r.at_start;
+      p.tx_seconds = interval;
+      p.rx_seconds = interval;
+    } else {
+      // each pair's own interval: from the common start to its last completion
+      p.tx_msgs += t.completed - t.round_base;
+      p.rx_msgs += r.received - r.round_base;
+      p.tx_seconds = std::max(p.tx_seconds, since_start(t.done));
+      p.rx_seconds = std::max(p.rx_seconds, since_start(r.done));
+    }
+    if (t.active && t.failed) p.flags |= stats::tx_failed;
+    if (r.active && r.failed) p.flags |= stats::rx_failed;
+    if (receiver_sees_messages(o.op) && r.active && !r.failed && r.received < r.expected) {
+      p.flags |= stats::rx_incomplete;
+    }
+  }
+  return out;
+}
+
+void stream::fail_tx(tx_session& s, const std::string& what) {
+  if (s.failed) return;
+  s.failed = true;
+  s.done = clock::now();
+  core_.event(fmt::format("rank {} -> rank {}: {}", core_.rank(), s.link.peer, what));
+}
+
+void stream::fail_rx(rx_session& r, const std::string& what) {
+  if (r.failed) return;
+  r.failed = true;
+  r.done = clock::now();
+  core_.event(fmt::format("rank {} -> rank {}: {}", r.peer, core_.rank(), what));
+}
+
+}  // namespace rdmamesh::engine

@@ -1,0 +1,93 @@
+// Schedules. The circle method fixes one position and rotates the rest: in circle round k
+// rank r meets (2k - r) mod (m-1), and rank k meets the fixed position m-1; m = N rounded up
+// to even, the extra position (N odd) being a bye.
+#include "rdmamesh/plan/schedule.hpp"
+
+#include <fmt/format.h>
+
+#include "rdmamesh/util/error.hpp"
+
+namespace rdmamesh::plan {
+
+schedule::schedule(pattern_kind p, std::uint32_t n, bool bidirectional, int target)
+    : pattern_(p), n_(n), bidirectional_(bidirectional), target_(target) {
+  if (n < 2) throw usage_error("a schedule needs at least 2 ranks");
+  if (target >= 0 && static_cast<std::uint32_t>(target) >= n) {
+    throw usage_error(fmt::format("--target {} is not a rank (ranks are 0..{})", target, n - 1));
+  }
+  switch (p) {
+    case pattern_kind::mesh: rounds_ = 1; break;
+    case pattern_kind::shift: rounds_ = n - 1; break;
+    case pattern_kind::pairs: rounds_ = circle_rounds() * (bidirectional ? 1 : 2); break;
+    case pattern_kind::incast: rounds_ = target >= 0 ? 1 : n; break;
+  }
+}
+
+std::uint32_t schedule::circle_rounds() const {
+  return n_ % 2 == 0 ? n_ - 1 : n_;
+}
+
+std::optional<std::uint32_t> schedule::circle_partner(std::uint32_t k, std::uint32_t rank) const {
+  const std::uint64_t m = n_ % 2 == 0 ? n_ : n_ + 1;  // positions, even
+  const std::uint64_t fixed = m - 1;
+  std::uint64_t partner = 0;
+  if (rank == fixed) {
+    partner = k;
+  } else if (rank == k) {
+    partner = fixed;
+  } else {
+    partner = (2 * std::uint64_t{k} + (m - 1) - rank) % (m - 1);
+  }
+  if (partner >= n_) return std::nullopt;  // the bye position of an odd N
+  return static_cast<std::uint32_t>(partner);
+}
+
+round_role schedule::role(std::uint32_t round, std::uint32_t rank) const {
+  round_role r;
+  switch (pattern_) {
+    case pattern_kind::mesh:
+      r.send_to.reserve(n_ - 1);
+      for (std::uint32_t p = 0; p < n_; ++p) {
+        if (p != rank) r.send_to.push_back(p);
+      }
+      r.recv_from = r.send_to;
+      break;
+    case pattern_kind::shift: {
+      const std::uint32_t d = round + 1;
+      r.send_to.push_back((rank + d) % n_);
+      r.recv_from.push_back((rank + n_ - d) % n_);
+      break;
+    }
+    case pattern_kind::pairs: {
+      const std::uint32_t k = bidirectional_ ? round : round / 2;
+      const auto partner = circle_partner(k, rank);
+      if (!partner) break;
+      if (bidirectional_) {
+        r.send_to.push_back(*partner);
+        r.recv_from.push_back(*partner);
+      } else {
+        const bool low_sends = round % 2 == 0;  // even rounds: lower rank -> higher; odd: back
+        if ((rank < *partner) == low_sends) {
+          r.send_to.push_back(*partner);
+        } else {
+          r.recv_from.push_back(*partner);
+        }
+      }
+      break;
+    }
+    case pattern_kind::incast: {
+      const std::uint32_t t = target_ >= 0 ? static_cast<std::uint32_t>(target_) : round;
+      if (rank == t) {
+        for (std::uint32_t p = 0; p < n_; ++p) {
+          if (p != t) r.recv_from.push_back(p);
+        }
+      } else {
+        r.send_to.push_back(t);
+      }
+      break;
+    }
+  }
+  return r;
+}
+
+}  // namespace rdmamesh::plan

@@ -1,0 +1,157 @@
+// Schedules are pure functions of (pattern, N): every ordered pair exactly once, the pairwise
+// patterns never use a rank twice in a round, and planning stays O(1) per partner at N = 100 000.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "rdmamesh/plan/schedule.hpp"
+#include "rdmamesh/util/error.hpp"
+
+using namespace rdmamesh;
+using plan::schedule;
+
+namespace {
+
+// Every (src, dst) of every round, checked for consistency between the two ends' roles.
+std::vector<std::set<std::pair<std::uint32_t, std::uint32_t>>> rounds_of(const schedule& s) {
+  std::vector<std::set<std::pair<std::uint32_t, std::uint32_t>>> out(s.rounds());
+  const std::uint32_t n = s.ranks();
+  for (std::uint32_t k = 0; k < s.rounds(); ++k) {
+    std::vector<plan::round_role> roles;
+    for (std::uint32_t r = 0; r < n; ++r) roles.push_back(s.role(k, r));
+    for (std::uint32_t r = 0; r < n; ++r) {
+      for (std::uint32_t d : roles[r].send_to) {
+        REQUIRE(d < n);
+        REQUIRE(d != r);
+        out[k].insert({r, d});
+        // the destination expects exactly this sender in this round
+        const auto& from = roles[d].recv_from;
+        REQUIRE(std::find(from.begin(), from.end(), r) != from.end());
+      }
+      for (std::uint32_t src : roles[r].recv_from) {
+        const auto& to = roles[src].send_to;
+        REQUIRE(std::find(to.begin(), to.end(), r) != to.end());
+      }
+    }
+  }
+  return out;
+}
+
+void check_every_pair_once(const schedule& s) {
+  const std::uint32_t n = s.ranks();
+  std::set<std::pair<std::uint32_t, std::uint32_t>> seen;
+  std::size_t total = 0;
+  for (const auto& round : rounds_of(s)) {
+    total += round.size();
+    seen.insert(round.begin(), round.end());
+  }
+  CHECK(total == std::size_t{n} * (n - 1));        // nothing twice...
+  CHECK(seen.size() == std::size_t{n} * (n - 1));  // ...and nothing missing
+}
+
+void check_no_rank_twice_per_round(const schedule& s) {
+  for (std::uint32_t k = 0; k < s.rounds(); ++k) {
+    std::vector<int> sends(s.ranks(), 0), recvs(s.ranks(), 0);
+    for (std::uint32_t r = 0; r < s.ranks(); ++r) {
+      const auto role = s.role(k, r);
+      sends[r] += static_cast<int>(role.send_to.size());
+      recvs[r] += static_cast<int>(role.recv_from.size());
+      REQUIRE(role.send_to.size() <= 1);
+      REQUIRE(role.recv_from.size() <= 1);
+      // a pairs round pairs each rank with at most one partner
+      if (s.pattern() == pattern_kind::pairs && !role.send_to.empty() && !role.recv_from.empty()) {
+        REQUIRE(role.send_to.front() == role.recv_from.front());
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("mesh: one round with every ordered pair") {
+  for (std::uint32_t n = 2; n <= 64; ++n) {
+    CAPTURE(n);
+    const schedule s(pattern_kind::mesh, n);
+    CHECK(s.rounds() == 1);
+    check_every_pair_once(s);
+  }
+}
+
+TEST_CASE("shift: N-1 rounds, round d sends r -> r+d, every pair once, one partner each way") {
+  for (std::uint32_t n = 2; n <= 64; ++n) {
+    CAPTURE(n);
+    const schedule s(pattern_kind::shift, n);
+    CHECK(s.rounds() == n - 1);
+    check_every_pair_once(s);
+    check_no_rank_twice_per_round(s);
+    CHECK(s.role(0, n - 1).send_to == std::vector<std::uint32_t>{0});
+    CHECK(s.role(0, 0).recv_from == std::vector<std::uint32_t>{n - 1});
+  }
+}
+
+TEST_CASE("pairs: circle method, disjoint pairs, each direction once, with and without -b") {
+  for (std::uint32_t n = 2; n <= 64; ++n) {
+    for (bool bidir : {false, true}) {
+      CAPTURE(n);
+      CAPTURE(bidir);
+      const schedule s(pattern_kind::pairs, n, bidir);
+      const std::uint32_t circle = n % 2 == 0 ? n - 1 : n;
+      CHECK(s.rounds() == circle * (bidir ? 1 : 2));
+      check_every_pair_once(s);
+      check_no_rank_twice_per_round(s);
+      // odd N: each rank sits out exactly one circle round
+      for (std::uint32_t r = 0; r < n; ++r) {
+        std::uint32_t byes = 0;
+        for (std::uint32_t k = 0; k < circle; ++k) byes += s.circle_partner(k, r).has_value() ? 0 : 1;
+        CHECK(byes == (n % 2 == 0 ? 0 : 1));
+      }
+    }
+  }
+}
+
+TEST_CASE("incast: every other rank sends to the target, one round per target") {
+  for (std::uint32_t n = 2; n <= 64; ++n) {
+    CAPTURE(n);
+    const schedule all(pattern_kind::incast, n);
+    CHECK(all.rounds() == n);
+    check_every_pair_once(all);
+    const schedule one(pattern_kind::incast, n, false, static_cast<int>(n - 1));
+    CHECK(one.rounds() == 1);
+    const auto rounds = rounds_of(one);
+    CHECK(rounds[0].size() == n - 1);
+    for (const auto& [src, dst] : rounds[0]) CHECK(dst == n - 1);
+  }
+}
+
+TEST_CASE("a target that is not a rank is a usage error naming the range") {
+  try {
+    schedule(pattern_kind::incast, 4, false, 4);
+    FAIL("accepted");
+  } catch (const usage_error& e) {
+    CHECK(std::string(e.what()).find("0..3") != std::string::npos);
+  }
+}
+
+TEST_CASE("N = 100 000: a rank's whole pairs and shift schedule is O(1) per round" * doctest::timeout(1.0)) {
+  const std::uint32_t n = 100000;
+  const schedule pairs(pattern_kind::pairs, n, true);
+  const schedule shift(pattern_kind::shift, n);
+  CHECK(pairs.rounds() == n - 1);
+  for (std::uint32_t r : {0u, 1u, 4242u, n - 1}) {
+    std::vector<bool> met(n, false);
+    for (std::uint32_t k = 0; k < pairs.rounds(); ++k) {
+      const auto p = pairs.circle_partner(k, r);
+      REQUIRE(p.has_value());
+      REQUIRE(*p != r);
+      REQUIRE(pairs.circle_partner(k, *p) == r);  // symmetric
+      REQUIRE_FALSE(met[*p]);                     // each partner once
+      met[*p] = true;
+    }
+    std::uint64_t shift_sum = 0;
+    for (std::uint32_t k = 0; k < shift.rounds(); ++k) shift_sum += shift.role(k, r).send_to.front();
+    CHECK(shift_sum == std::uint64_t{n} * (n - 1) / 2 - r);  // every other rank exactly once
+  }
+}
