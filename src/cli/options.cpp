@@ -66,7 +66,7 @@ std::vector<std::pair<std::string, std::string>> describe(const options& o) {
       {"warmup", o.duration_mode() ? num(o.warmup_s) : "-"},
       {"iters", o.duration_mode() ? "-" : fmt::format("{}", o.iters)},
       {"tx-depth", fmt::format("{}", o.tx_depth)},
-      {"rx-depth", fmt::format("{}", o.rx_depth)},
+      {"rx-depth", o.rx_depth ? fmt::format("{}", o.rx_depth) : "auto"},
       {"post-list", fmt::format("{}", o.post_list)},
       {"cq-mod", o.cq_mod ? fmt::format("{}", o.cq_mod) : "auto"},
       {"inline-size", o.inline_size >= 0 ? fmt::format("{}", o.inline_size) : "auto"},
@@ -144,7 +144,6 @@ void validate(const options& o) {
     if (s > (1ULL << 31)) throw usage_error("--size is at most 2G (one work request's length is 32 bits)");
   }
   if (o.tx_depth == 0) throw usage_error("--tx-depth must be at least 1, e.g. -t 128");
-  if (o.rx_depth == 0) throw usage_error("--rx-depth must be at least 1, e.g. -r 512");
   if (o.qps == 0) throw usage_error("--qps must be at least 1");
   if (o.post_list == 0) throw usage_error("--post-list must be at least 1");
   if (o.post_list > o.tx_depth) {
@@ -220,13 +219,15 @@ parse_outcome parse_command_line(int argc, const char* const* argv) {
   dur->excludes(iters);
   app.add_option("--warmup", o.warmup_s, "Unmeasured seconds before each duration round")->capture_default_str();
   app.add_option("-t,--tx-depth", o.tx_depth, "Outstanding work requests per QP")->capture_default_str();
-  app.add_option("-r,--rx-depth", o.rx_depth, "Receives posted in the rank's shared receive queue")
-      ->capture_default_str();
+  auto* rx = app.add_option("-r,--rx-depth", o.rx_depth,
+                            "Receives in the rank's shared receive queue (default: 512, or a window per sending QP "
+                            "if more, up to 16384)");
   app.add_option("-l,--post-list", o.post_list, "Work requests chained per ibv_post_send")->capture_default_str();
   app.add_option("-Q,--cq-mod", o.cq_mod, "Signal every Nth work request (default 100, 1 above 8K, as perftest)")
       ->check(CLI::PositiveNumber);
-  app.add_option("-I,--inline-size", o.inline_size,
-                 "Inline messages up to this size (default 220 for writes, 236 for send, capped by the device)");
+  app.add_option(
+      "-I,--inline-size", o.inline_size,
+      "Inline messages up to this size (default as perftest: none in bw; 220 for writes, 236 for send in lat)");
   app.add_option("-q,--qps", o.qps, "RC QPs per peer; messages spread over them")->capture_default_str();
   app.add_option("--qp-timeout", o.qp_timeout, "RC transport timeout exponent: 4.096 us * 2^N per retry (7 retries)")
       ->check(CLI::Range(1, 31))
@@ -266,6 +267,7 @@ parse_outcome parse_command_line(int argc, const char* const* argv) {
     }
     if (!peer_buffer.empty()) o.peer_buffer = parse_size(peer_buffer, "--peer-buffer");
     if (iters->count() && o.iters == 0) throw usage_error("--iters must be at least 1, e.g. -n 1000");
+    if (rx->count() && o.rx_depth == 0) throw usage_error("--rx-depth must be at least 1, e.g. -r 512");
     validate(o);
     out.opts = o;
   } catch (const CLI::CallForHelp&) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -44,6 +45,7 @@ void stream::begin_round(std::uint64_t size, const plan::round_role& role) {
     return std::find(v.begin(), v.end(), p) != v.end();
   };
   const std::uint32_t lanes = core_.layout().qps;
+  idle_ = role.send_to.empty() && (role.recv_from.empty() || !receiver_sees_messages(o.op));
   for (auto& t : tx_) {
     t.active = listed(role.send_to, t.link.peer);  // a session that failed earlier stays failed
     t.round_base = t.completed;
@@ -52,6 +54,7 @@ void stream::begin_round(std::uint64_t size, const plan::round_role& role) {
     t.limit = !t.active           ? t.posted
               : o.duration_mode() ? std::numeric_limits<std::uint64_t>::max()
                                   : t.posted + lane_share(o.iters, lanes, t.link.lane);
+    t.next_signal = (t.posted / cq_mod_ + 1) * cq_mod_;
   }
   for (auto& r : rx_) {
     r.active = listed(role.recv_from, r.peer);
@@ -92,7 +95,10 @@ void stream::advance_phase(clock::time_point now) {
     for (auto& r : rx_) r.at_start = r.received;
   }
   if (phase_ == phase::measure) {
+    // iterations mode ends when every WR is posted; duration mode only by the clock, so a
+    // rank that only receives still measures the whole interval
     const bool all_posted =
+        !core_.opts().duration_mode() &&
         std::all_of(tx_.begin(), tx_.end(), [](const tx_session& t) { return t.failed || t.posted >= t.limit; });
     if (now >= deadline_end_ || all_posted) {
       phase_ = phase::drain;
@@ -104,7 +110,11 @@ void stream::advance_phase(clock::time_point now) {
 }
 
 void stream::progress() {
-  advance_phase(clock::now());
+  // The clock costs a vDSO call (a trap on some VMs): read it after every pass that did work
+  // (a post or a completion already cost far more) and every 16th empty pass.
+  if (worked_ || (++passes_ & 15) == 0) advance_phase(clock::now());
+  polled_ = 0;
+  posted_ = 0;
   if (phase_ != phase::drain) {
     for (auto& t : tx_) {
       if (t.active && !t.failed) post_sends(t);
@@ -119,6 +129,18 @@ void stream::progress() {
   }
   poll_send_cq();
   if (receiver_sees_messages(core_.opts().op)) poll_recv_cq();
+  worked_ = polled_ > 0 || posted_ > 0;
+  // a rank with nothing at all to do this round (not sending; one-sided op, so nothing to
+  // receive either) sleeps instead of spinning, in long naps: its core goes to the ranks and
+  // kernel work that have some (on a VM every wake-up costs the host). A receiver of
+  // WRITE_IMM/SEND keeps polling: it must re-post receives.
+  if (idle_ && polled_ == 0) {
+    using std::chrono::microseconds;
+    const clock::time_point now = clock::now();
+    std::this_thread::sleep_until(phase_ == phase::drain ? now + microseconds(200)
+                                                         : std::min(deadline_end_, now + microseconds(1000)));
+    advance_phase(clock::now());
+  }
 }
 
 bool stream::drained() const {

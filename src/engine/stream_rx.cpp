@@ -14,6 +14,7 @@ void stream::poll_recv_cq() {
   ibv_wc wcs[batch];
   const int n = ibv_poll_cq(core_.recv_cq(), batch, wcs);
   if (n < 0) throw std::runtime_error(fmt::format("ibv_poll_cq(recv cq) failed: {}", n));
+  polled_ += n;
   reposts_.clear();
   for (int i = 0; i < n; ++i) {
     const ibv_wc& wc = wcs[i];
@@ -31,7 +32,7 @@ void stream::poll_recv_cq() {
     }
     on_recv(r, wc);
   }
-  core_.repost(reposts_);
+  if (!reposts_.empty()) core_.repost(reposts_);
 }
 
 void stream::on_recv(rx_session& r, const ibv_wc& wc) {

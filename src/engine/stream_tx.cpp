@@ -14,7 +14,10 @@ namespace rdmamesh::engine {
 void stream::post_sends(tx_session& s) {
   const std::uint64_t room_end = s.completed + core_.layout().window;
   const std::uint64_t list = wr_.size();
-  while (true) {
+  // A few lists per pass, then back to the CQs: a mesh rank also receives, and its peers'
+  // messages need re-posted receives (on software RDMA a post can carry milliseconds of work).
+  constexpr int lists_per_pass = 8;
+  for (int k = 0; k < lists_per_pass; ++k) {
     const std::uint64_t n = std::min(list, s.limit - s.posted);
     // whole lists only (as perftest), except the last WRs of an iterations round
     if (n == 0 || s.posted + n > room_end) return;
@@ -28,11 +31,15 @@ bool stream::post_batch(tx_session& s, std::uint64_t n, bool signal_last) {
   const bool read = opcode_ == IBV_WR_RDMA_READ;
   const auto len = static_cast<std::uint32_t>(size_);
   std::uint64_t signaled_upto = s.signaled_upto;
+  std::uint64_t next_signal = s.next_signal;
+  std::uint32_t slot = s.remote_slot;
   for (std::uint64_t i = 0; i < n; ++i) {
     const std::uint64_t seq = s.posted + i;
     std::byte* local = core_.buf() + l.tx_offset(s.link.session, seq);
     if (verify && !read) fill_pattern(local, size_, {core_.rank(), s.link.peer, seq, s.link.lane});
-    const bool signaled = (seq + 1) % cq_mod_ == 0 || seq + 1 == s.limit || (signal_last && i + 1 == n);
+    const bool group_end = seq + 1 == next_signal;
+    if (group_end) next_signal += cq_mod_;
+    const bool signaled = group_end || seq + 1 == s.limit || (signal_last && i + 1 == n);
     if (signaled) signaled_upto = seq + 1;
 
     ibv_sge& sge = sge_[i];
@@ -47,8 +54,9 @@ bool stream::post_batch(tx_session& s, std::uint64_t n, bool signal_last) {
     wr.opcode = opcode_;
     wr.send_flags = (signaled ? IBV_SEND_SIGNALED : 0) | send_flags_;
     wr.imm_data = htonl(static_cast<std::uint32_t>(seq));
-    wr.wr.rdma.remote_addr = s.link.remote_addr + (seq % s.link.remote_slots) * s.link.remote_stride;
+    wr.wr.rdma.remote_addr = s.link.remote_addr + slot * s.link.remote_stride;
     wr.wr.rdma.rkey = s.link.rkey;
+    if (++slot == s.link.remote_slots) slot = 0;
   }
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(s.link.qp, wr_.data(), &bad); rc != 0) {
@@ -57,7 +65,10 @@ bool stream::post_batch(tx_session& s, std::uint64_t n, bool signal_last) {
     return false;
   }
   s.posted += n;
+  posted_ += static_cast<int>(n);
   s.signaled_upto = signaled_upto;
+  s.next_signal = next_signal;
+  s.remote_slot = slot;
   return true;
 }
 
@@ -66,6 +77,7 @@ void stream::poll_send_cq() {
   ibv_wc wcs[batch];
   const int n = ibv_poll_cq(core_.send_cq(), batch, wcs);
   if (n < 0) throw std::runtime_error(fmt::format("ibv_poll_cq(send cq) failed: {}", n));
+  polled_ += n;
   const bool check_reads = core_.opts().verify && opcode_ == IBV_WR_RDMA_READ;
   for (int i = 0; i < n; ++i) {
     const ibv_wc& wc = wcs[i];

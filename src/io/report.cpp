@@ -70,8 +70,8 @@ std::string format_header(const options& o, std::span<const fabric::rank_info> r
   out += fmt::format("# mode {}  op {}  pattern {}{}{}  qps/peer {}\n", to_string(o.mode), to_string(o.op),
                      fmt::join(patterns, ","), o.bidirectional ? " (bidirectional)" : "",
                      o.target >= 0 ? fmt::format(" (target {})", o.target) : "", o.qps);
-  out += fmt::format("# tx_depth {}  rx_depth {} (shared receive queue)  post_list {}  cq_mod {}  inline up to {} B\n",
-                     o.tx_depth, o.rx_depth, o.post_list,
+  out += fmt::format("# tx_depth {}  rx_depth {}  post_list {}  cq_mod {}  inline up to {} B\n", o.tx_depth,
+                     o.rx_depth ? fmt::format("{}", o.rx_depth) : std::string("auto"), o.post_list,
                      o.cq_mod ? fmt::format("{}", o.cq_mod) : std::string("auto (100, 1 above 8K)"), inline_size);
   std::vector<std::string> sizes;
   for (auto s : o.sizes) sizes.push_back(format_size(s));
@@ -116,11 +116,11 @@ std::string format_run(const options& o, const run_record& r) {
       }
       fairness = num(worst, 3);
     }
-    out +=
-        fmt::format(" {:>7} {:>9} {:>6} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11} {:>8}\n", to_string(r.pattern),
-                    r.size, r.rounds, tx.pairs, tx.pairs ? gbps(tx.min) : "-", tx.pairs ? gbps(tx.median) : "-",
-                    tx.pairs ? gbps(tx.max) : "-", tx.pairs ? gbps(tx.aggregate) : "-",
-                    rx.pairs ? gbps(rx.aggregate) : "-", rate.pairs ? num(rate.aggregate / 1e6, 4) : "-", fairness);
+    out += fmt::format(" {:>7} {:>9} {:>6} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11} {:>8}\n",
+                       to_string(r.pattern), r.size, r.rounds, tx.pairs, tx.pairs ? gbps(tx.min) : "-",
+                       tx.pairs ? gbps(tx.median) : "-", tx.pairs ? gbps(tx.max) : "-",
+                       tx.pairs ? gbps(tx.aggregate) : "-", rx.pairs ? gbps(rx.aggregate) : "-",
+                       rate.pairs ? fmt::format("{:#.4g}", rate.aggregate / 1e6) : "-", fairness);
     if (single_size) out += format_matrix(m.tx_bw, fmt::format("{} send bandwidth", to_string(r.pattern)));
     if (r.pattern == pattern_kind::incast && single_size) {
       out += format_values(stats::shares(receiver_sees_messages(o.op) ? m.rx_bw : m.tx_bw),

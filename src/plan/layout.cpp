@@ -24,6 +24,11 @@ std::uint64_t default_peer_budget(std::uint32_t n_peers) {
   return std::clamp<std::uint64_t>(rank_budget / std::max<std::uint32_t>(n_peers, 1), 64ULL << 10, max_peer_budget);
 }
 
+std::uint32_t srq_depth_for(const options& o, std::uint32_t sessions) {
+  if (o.rx_depth) return o.rx_depth;
+  return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(std::uint64_t{sessions} * o.tx_depth, 512, 16384));
+}
+
 layout make_layout(const options& o, std::uint32_t n_ranks) {
   layout l;
   l.n_peers = n_ranks > 0 ? n_ranks - 1 : 0;
@@ -48,13 +53,16 @@ layout make_layout(const options& o, std::uint32_t n_ranks) {
   const std::uint64_t fit = budget / l.qps / l.slot_stride;  // slots per session
 
   l.window = o.tx_depth;
-  l.srq_depth = receiver_sees_messages(o.op) ? o.rx_depth : 0;
-  l.rx_slots = static_cast<std::uint32_t>(std::min<std::uint64_t>(fit, std::uint64_t{o.rx_depth} + 1));
+  const std::uint32_t depth = srq_depth_for(o, l.sessions());
+  l.srq_depth = receiver_sees_messages(o.op) ? depth : 0;
+  // slots for every message that can be in flight; --verify needs more (see the header)
+  const std::uint64_t wanted = o.verify ? std::uint64_t{depth} + 1 : o.tx_depth;
+  l.rx_slots = static_cast<std::uint32_t>(std::min<std::uint64_t>(fit, wanted));
   l.rx_slots = std::max<std::uint32_t>(l.rx_slots, static_cast<std::uint32_t>(min_slots));
   if (o.op == op_kind::send) {
     // SEND lands in whichever posted receive comes next: a pool, not per-peer regions
     const std::uint64_t pool = std::max<std::uint64_t>(2, send_pool_budget / l.slot_stride);
-    l.pool_slots = static_cast<std::uint32_t>(std::min<std::uint64_t>(pool, o.rx_depth));
+    l.pool_slots = static_cast<std::uint32_t>(std::min<std::uint64_t>(pool, depth));
     l.srq_depth = l.pool_slots;
   }
 
@@ -78,6 +86,7 @@ std::uint32_t cq_mod_for(const options& o, std::uint64_t size, std::uint32_t win
 
 std::uint32_t inline_for(const options& o, std::uint32_t device_max) {
   if (o.op == op_kind::read) return 0;
+  if (o.inline_size < 0 && o.mode == mode_kind::bw) return 0;
   const std::uint32_t want =
       o.inline_size >= 0 ? static_cast<std::uint32_t>(o.inline_size) : (o.op == op_kind::send ? 236 : 220);
   return std::min(want, device_max);

@@ -72,7 +72,7 @@ TEST_CASE("without --verify every session sends from one shared slot") {
   CHECK(l.tx_offset(0, 0) == l.tx_offset(6, 99));
   CHECK(l.tx_bytes() == l.slot_stride);
   CHECK(l.window == 128);
-  CHECK(l.srq_depth == 512);
+  CHECK(l.srq_depth == 7 * 128);  // a window for each of 7 sending QPs, more than 512
 }
 
 TEST_CASE("--verify: no slot is rewritten while it may still be checked") {
@@ -94,6 +94,16 @@ TEST_CASE("--verify: no slot is rewritten while it may still be checked") {
       }
     }
   }
+}
+
+TEST_CASE("the shared receive queue covers every sender's window: 512 at least, 16384 at most, -r wins") {
+  options o;
+  CHECK(plan::srq_depth_for(o, 1) == 512);
+  CHECK(plan::srq_depth_for(o, 3) == 512);
+  CHECK(plan::srq_depth_for(o, 63) == 63 * 128);
+  CHECK(plan::srq_depth_for(o, 1000) == 16384);
+  o.rx_depth = 64;
+  CHECK(plan::srq_depth_for(o, 1000) == 64);
 }
 
 TEST_CASE("latency mode keeps a ping and a pong slot per session") {
@@ -140,13 +150,19 @@ TEST_CASE("CQ moderation as perftest: 100, every WR above 8K, the post list, nev
   CHECK(plan::cq_mod_for(o, 64, 10) == 10);
 }
 
-TEST_CASE("inline threshold: 220 for writes, 236 for SEND, none for READ, capped by the device") {
+TEST_CASE("inline threshold as perftest: none in bw; 220 for writes, 236 for SEND in lat; none for READ") {
   options o;
+  CHECK(plan::inline_for(o, 1024) == 0);  // bw default
+  o.inline_size = 64;
+  CHECK(plan::inline_for(o, 1024) == 64);  // asked for
+  o.mode = mode_kind::lat;
+  o.inline_size = -1;
   CHECK(plan::inline_for(o, 1024) == 220);
-  CHECK(plan::inline_for(o, 64) == 64);
+  CHECK(plan::inline_for(o, 64) == 64);  // capped by the device
   o.op = op_kind::send;
   CHECK(plan::inline_for(o, 1024) == 236);
   o.op = op_kind::read;
+  o.inline_size = 128;
   CHECK(plan::inline_for(o, 1024) == 0);
   o.op = op_kind::write;
   o.inline_size = 0;

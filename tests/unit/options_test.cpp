@@ -45,7 +45,7 @@ TEST_CASE("defaults: write_imm bw over the mesh, 64K, 5 s after 1 s warm-up, dep
   CHECK(o.duration_s == 5.0);
   CHECK(o.warmup_s == 1.0);
   CHECK(o.tx_depth == 128);
-  CHECK(o.rx_depth == 512);
+  CHECK(o.rx_depth == 0);  // auto
   CHECK(o.qp_timeout == 18);
   CHECK(o.gid_index == -1);
   CHECK(o.ib_port == 0);

@@ -14,5 +14,8 @@ mesh big 2 "--op read --sizes 1048576 --iters 40 --verify" -- --op read -s 1M -n
 mesh sweep 3 "--op write_imm --sizes 2,64,4096,65536,1048576 --iters 30 --verify" -- --sizes 2,64,4K,64K,1M -n 30 --verify
 mesh contention 4 "--op write --patterns mesh,pairs --sizes 16384 --verify" -- --op write --pattern mesh,pairs -s 16K -D 1 --warmup 0.3 --verify
 grep -q "# contention at 16384 B: mesh / pairs" "$tmp/contention.txt" || fail "contention: no contention line"
+# one-way rounds under -D: a rank that only receives measures the whole interval too
+mesh durpairs 2 "--op write_imm --patterns pairs --sizes 4096 --verify" -- --pattern pairs -s 4K -D 1 --warmup 0.2 --verify
+mesh dursend 3 "--op send --patterns incast --sizes 4096 --verify" -- --op send --pattern incast -s 4K -D 0.5 --warmup 0.2 --verify
 mesh bidir 4 "--op write_imm --patterns pairs --sizes 4096 --iters 200 --verify" -- --pattern pairs -b -s 4K -n 200 --verify
 finish

@@ -35,7 +35,7 @@ struct options {
   double warmup_s = 1.0;                                   // unmeasured seconds before the interval
   std::uint64_t iters = 0;                                 // messages per pair; 0 = duration mode
   std::uint32_t tx_depth = 128;                            // outstanding WRs per QP
-  std::uint32_t rx_depth = 512;                            // receives posted in the shared receive queue
+  std::uint32_t rx_depth = 0;                              // receives in the shared receive queue; 0 = auto
   std::uint32_t post_list = 1;                             // WRs chained per ibv_post_send
   std::uint32_t cq_mod = 0;                                // signal every Nth WR; 0 = as perftest
   int inline_size = -1;                                    // -1 = as perftest, capped by the device

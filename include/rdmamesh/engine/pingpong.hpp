@@ -47,6 +47,7 @@ class pingpong {
     // initiator
     std::uint64_t pings = 0, limit = 0;  // cumulative pings completed / allowed this round
     bool waiting = false;
+    bool timed = false;  // sent_at already holds the next ping's send time
     clock::time_point sent_at{};
     std::unique_ptr<stats::histogram> hist;  // this round's measured samples
     // responder
@@ -54,6 +55,7 @@ class pingpong {
     bool pong_due = false;
     // send queue
     std::uint64_t posted = 0, completed = 0;
+    std::uint32_t until_signal = 1;  // WRs left before the next signaled one
   };
 
   bool post(flow& f, bool pong, std::uint64_t iter);
@@ -63,7 +65,9 @@ class pingpong {
   void on_ping(flow& f, std::uint64_t iter, const std::byte* data, std::uint32_t len);
   void on_pong(flow& f, std::uint64_t iter, const std::byte* data, std::uint32_t len);
   void verify_payload(const flow& f, const std::byte* data, std::uint64_t iter, bool pong, std::uint64_t len);
-  void sample(flow& f, bool half);  // records now - sent_at (halved for a round trip)
+  // Records now - sent_at (halved for a round trip) and makes now the next ping's send time:
+  // one clock read per iteration, as perftest takes one timestamp per iteration.
+  void sample(flow& f, bool half);
   void fail(flow& f, const std::string& what);
   void advance_phase(clock::time_point now);
 
@@ -76,6 +80,7 @@ class pingpong {
   stats::histogram all_;
   phase phase_ = phase::drain;
   clock::time_point t_start_{}, deadline_measure_{}, deadline_end_{};
+  std::uint32_t passes_ = 0;
 };
 
 }  // namespace rdmamesh::engine

@@ -43,7 +43,9 @@ class stream {
     fabric::session_link link;
     std::uint64_t posted = 0, completed = 0, signaled_upto = 0;  // cumulative over rounds
     std::uint64_t limit = 0;                                     // cumulative WR count the round may reach
-    std::uint64_t round_base = 0;                                // `completed` when the round began
+    std::uint64_t next_signal = 0;                               // the next seq + 1 that ends a cq_mod group
+    std::uint32_t remote_slot = 0;  // posted % remote_slots, kept as a cursor: no division per WR
+    std::uint64_t round_base = 0;   // `completed` when the round began
     std::uint64_t at_start = 0, at_end = 0;
     clock::time_point done{};
     bool active = false, failed = false;
@@ -78,6 +80,11 @@ class stream {
   std::vector<std::uint64_t> reposts_;
   phase phase_ = phase::drain;
   clock::time_point t_start_{}, t_measure_{}, t_end_{}, deadline_measure_{}, deadline_end_{};
+  std::uint32_t passes_ = 0;
+  bool idle_ = false;    // nothing to send or receive in the round
+  int polled_ = 0;       // completions seen by the current pass
+  int posted_ = 0;       // WRs posted by the current pass
+  bool worked_ = false;  // the last pass posted or polled something
 };
 
 }  // namespace rdmamesh::engine

@@ -53,6 +53,11 @@ struct layout {
 // stays near 256 MiB, never less than what the run needs (one slot per lane, two with --verify).
 std::uint64_t default_peer_budget(std::uint32_t n_peers);
 
+// Receives the shared receive queue keeps posted: -r, or by default 512 (perftest's) or, when
+// more, one window per QP that may send to this rank (a shared queue must cover every sender),
+// up to 16384. WRITE_WITH_IMM receives carry no buffer, so depth is cheap.
+std::uint32_t srq_depth_for(const options& o, std::uint32_t sessions);
+
 // Slots and depths for the run's largest size. With --verify a slot is never rewritten while
 // it may still be checked: a sender runs at most srq_depth messages ahead of the receiver's
 // polling (each consumes a posted receive) plus one being placed, so rx_slots > srq_depth; a
@@ -64,8 +69,9 @@ layout make_layout(const options& o, std::uint32_t n_ranks);
 // than the window, so the send queue cannot fill with unsignaled WRs.
 std::uint32_t cq_mod_for(const options& o, std::uint64_t size, std::uint32_t window);
 
-// Inline threshold: as perftest's latency tests (220 B for writes, 236 B for SEND, none for
-// READ) unless -I says otherwise, capped by what the device grants.
+// Inline threshold, as perftest unless -I says otherwise: 220 B for writes and 236 B for SEND
+// in latency mode, none in bandwidth mode (measured on rxe: inline costs 9 % of the 64 B
+// message rate) and none for READ; capped by what the device grants.
 std::uint32_t inline_for(const options& o, std::uint32_t device_max);
 
 }  // namespace rdmamesh::plan
