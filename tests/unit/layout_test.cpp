@@ -31,13 +31,25 @@ TEST_CASE("peer_index and peer_rank are inverse and skip the rank itself") {
 }
 
 TEST_CASE("messages rotate through the receive slots of a session") {
-  const plan::layout l = plan::make_layout(with_size(4096), 4);
+  const plan::layout l = plan::make_layout(with_size(64), 4);
   REQUIRE(l.rx_slots > 1);
   CHECK(l.rx_slot_offset(0) == 0);
   CHECK(l.rx_slot_offset(1) == l.slot_stride);
   CHECK(l.rx_slot_offset(l.rx_slots) == 0);  // wraps
   CHECK(l.rx_slot_offset(l.rx_slots + 3) == 3 * l.slot_stride);
   for (std::uint64_t seq = 0; seq < 5000; ++seq) REQUIRE(l.rx_slot_offset(seq) + l.msg_size <= l.rx_region_bytes());
+}
+
+TEST_CASE("without --verify messages rotate within about a page, as perftest, over two slots at least") {
+  CHECK(plan::make_layout(with_size(64), 4).rx_slots == 64);  // one 4 KiB page of 64 B slots
+  CHECK(plan::make_layout(with_size(1000), 4).rx_slots == 4);
+  CHECK(plan::make_layout(with_size(4096), 4).rx_slots == 2);
+  CHECK(plan::make_layout(with_size(1 << 20), 4).rx_slots == 2);
+  options o = with_size(8);
+  o.tx_depth = 16;
+  CHECK(plan::make_layout(o, 4).rx_slots == 16);  // never more than can be in flight
+  o.verify = true;
+  CHECK(plan::make_layout(o, 4).rx_slots > plan::make_layout(o, 4).srq_depth);  // --verify: its own rule
 }
 
 TEST_CASE("regions of different sessions never overlap and all fit in the buffer") {
