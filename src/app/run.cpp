@@ -4,6 +4,7 @@
 // it ends, so a later failure loses nothing already measured.
 #include "rdmamesh/app/run.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -17,8 +18,10 @@
 #include "rdmamesh/engine/pingpong.hpp"
 #include "rdmamesh/engine/stream.hpp"
 #include "rdmamesh/fabric/endpoint.hpp"
+#include "rdmamesh/fabric/placement.hpp"
 #include "rdmamesh/fabric/rank_info.hpp"
 #include "rdmamesh/fabric/select.hpp"
+#include "rdmamesh/fabric/topology.hpp"
 #include "rdmamesh/io/report.hpp"
 #include "rdmamesh/io/results_file.hpp"
 #include "rdmamesh/plan/layout.hpp"
@@ -82,8 +85,8 @@ void merge_latency(rank_run& acc, engine::pingpong& eng, const plan::round_role&
 
 // Rank 0 gets the run's record; every rank returns whether its own part was clean.
 template <class Engine>
-bool run_one(const context& c, Engine& eng, const plan::schedule& sched, std::uint64_t size,
-             std::optional<io::run_record>& record, std::uint32_t index) {
+bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, std::uint64_t size,
+             std::uint32_t active_per_node, std::optional<io::run_record>& record, std::uint32_t index) {
   rank_run acc;
   acc.counters.assign(c.n, {});
   acc.latencies.assign(c.n, {});
@@ -121,6 +124,11 @@ bool run_one(const context& c, Engine& eng, const plan::schedule& sched, std::ui
   r.pattern = sched.pattern();
   r.size = size;
   r.rounds = sched.rounds();
+  r.active_per_node = active_per_node;
+  if (active_per_node > 0) {
+    r.active.assign(c.n, 0);
+    for (auto m : sched.members()) r.active[m] = 1;
+  }
   r.cq_mod = plan::cq_mod_for(c.o, size, c.window);
   r.inline_size = (c.o.op != op_kind::read && size <= c.inline_size) ? c.inline_size : 0;
   r.events = std::move(events);
@@ -166,7 +174,7 @@ void add_contention(const options& o, std::vector<io::run_record>& records, io::
     for (auto p : o.patterns) {
       if (p != pattern_kind::pairs && p != pattern_kind::shift) continue;
       for (const auto& pw : records) {
-        if (pw.pattern != p || pw.size != mesh.size || !pw.bw) continue;
+        if (pw.pattern != p || pw.size != mesh.size || pw.active_per_node != mesh.active_per_node || !pw.bw) continue;
         mesh.contention = stats::ratio(mesh.bw->tx_bw, pw.bw->tx_bw);
         mesh.contention_vs = p;
       }
@@ -203,11 +211,16 @@ int run(const mpi::world& w, int argc, char** argv) {
   });
   if (code != exit_ok) return code;
 
-  // plan: every schedule and the buffer layout, before anything is allocated
+  // plan: the buffer layout and the schedules' shape, before anything is allocated; --scaling
+  // steps need every rank's place on its node
+  const mpi::node_info node = w.node();
+  const auto local_of = w.allgather(static_cast<std::uint32_t>(node.local_rank));
+  const auto node_of = w.allgather(static_cast<std::int32_t>(node.node));
+  std::vector<std::uint32_t> steps{0};  // 0: every rank active
   plan::layout layout;
-  std::vector<plan::schedule> schedules;
   code = step(w, [&] {
-    for (auto p : o.patterns) schedules.emplace_back(p, n, o.bidirectional, o.target);
+    for (auto p : o.patterns) (void)plan::schedule(p, n, o.bidirectional, o.target);  // validates --target
+    if (o.scaling) steps = plan::scaling_steps(local_of, *std::max_element(local_of.begin(), local_of.end()) + 1);
     layout = plan::make_layout(o, n);
   });
   if (code != exit_ok) return code;
@@ -231,15 +244,35 @@ int run(const mpi::world& w, int argc, char** argv) {
     }
   };
 
-  // fabric: device, resources, exchange, connect
+  // fabric: placement (where this rank runs, which NIC), device, resources, exchange, connect
   std::optional<fabric::port_choice> port;
-  code = step(w, [&] { port = fabric::choose_port(fabric::discover(o.ib_dev), o); });
-  const auto ranks = w.allgather(fabric::make_rank_info(fabric::this_host(), port ? &*port : nullptr));
+  std::optional<fabric::placement> where;
+  fabric::topology_ptr topo;
+  code = step(w, [&] {
+    const auto devices = fabric::discover(o.ib_dev);
+    std::vector<std::string> usable;
+    for (const auto& d : devices) {
+      if (std::any_of(d.ports.begin(), d.ports.end(), [](const auto& p) { return p.state == IBV_PORT_ACTIVE; })) {
+        usable.push_back(d.name);
+      }
+    }
+    topo = std::make_shared<fabric::topology>();
+    where = fabric::place(topo->describe(usable), node.local_rank, node.local_size, o.bind, o.ib_dev);
+    if (where->source == fabric::bound_by::rdmamesh) topo->bind_process(where->pu);
+    options chosen = o;
+    chosen.ib_dev = where->device;
+    port = fabric::choose_port(devices, chosen);
+  });
   if (code != exit_ok) return abandon_file(), code;
 
   std::unique_ptr<fabric::endpoint> ep;
-  code = step(w, [&] { ep = std::make_unique<fabric::endpoint>(o, layout, *port, me, n); });
+  code = step(w, [&] { ep = std::make_unique<fabric::endpoint>(o, layout, *port, me, n, topo, where->numa); });
   if (code != exit_ok) return abandon_file(), code;
+  const auto ranks =
+      w.allgather(fabric::make_rank_info(fabric::this_host(), &*port, &*where, node, ep->buffer_on_numa()));
+  // ranks pinned onto common CPUs must not spin through each other's time slices
+  bool crowded = false;
+  for (std::uint32_t r = 0; r < n; ++r) crowded = crowded || (r != me && fabric::share_cpu(ranks[me], ranks[r]));
 
   const std::vector<fabric::conn_info> mine = ep->local_infos();
   const std::vector<fabric::conn_info> theirs = w.alltoall(std::span<const fabric::conn_info>(mine), o.qps);
@@ -257,8 +290,10 @@ int run(const mpi::world& w, int argc, char** argv) {
     }
   });
   if (code != exit_ok) return abandon_file(), code;
+  (streamer ? streamer->base() : pinger->base()).set_crowded(crowded);
 
   if (me == 0) {
+    for (const auto& warning : fabric::sharing_warnings(ranks)) fmt::print(stderr, "rdmamesh: warning: {}\n", warning);
     print(io::format_header(o, ranks, ep->inline_size()) + io::format_table_header(o));
     if (file) file->write_ranks(ranks);
   }
@@ -267,24 +302,33 @@ int run(const mpi::world& w, int argc, char** argv) {
   std::vector<io::run_record> records;  // rank 0
   bool clean = true;
   std::uint32_t index = 0;
-  for (const auto& sched : schedules) {
-    std::vector<std::size_t> sweep;  // this pattern's records, in size order
+  std::vector<std::uint32_t> everyone(n);
+  for (std::uint32_t r = 0; r < n; ++r) everyone[r] = r;
+  for (auto pattern : o.patterns) {
+    std::vector<std::size_t> ours;  // this pattern's records, size-major, then by step
     for (std::uint64_t size : o.sizes) {
-      std::optional<io::run_record> record;
-      clean = (streamer ? run_one(c, *streamer, sched, size, record, index)
-                        : run_one(c, *pinger, sched, size, record, index)) &&
-              clean;
-      ++index;
-      run_written = true;
-      if (record) {
-        sweep.push_back(records.size());
-        records.push_back(std::move(*record));
+      for (std::uint32_t k : steps) {
+        const plan::subset_schedule sched(pattern, k ? plan::active_ranks(local_of, k) : everyone, n, o.bidirectional,
+                                          o.target);
+        std::optional<io::run_record> record;
+        clean = (streamer ? run_one(c, *streamer, sched, size, k, record, index)
+                          : run_one(c, *pinger, sched, size, k, record, index)) &&
+                clean;
+        ++index;
+        run_written = true;
+        if (record) {
+          print(io::format_scaling(*record, node_of, static_cast<std::uint32_t>(node.nodes)));
+          ours.push_back(records.size());
+          records.push_back(std::move(*record));
+        }
       }
     }
-    if (file && o.sizes.size() > 1) {
-      std::vector<const io::run_record*> runs;
-      for (auto i : sweep) runs.push_back(&records[i]);
-      file->write_sweep(o, sched.pattern(), runs);
+    std::vector<const io::run_record*> runs;
+    for (auto i : ours) runs.push_back(&records[i]);
+    if (file && o.scaling) {
+      file->write_scaling(pattern, o.sizes, steps, runs, node_of, static_cast<std::uint32_t>(node.nodes));
+    } else if (file && o.sizes.size() > 1) {
+      file->write_sweep(o, pattern, runs);
     }
   }
 

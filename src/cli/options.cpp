@@ -39,6 +39,15 @@ std::string_view to_string(pattern_kind p) {
   return "?";
 }
 
+std::string_view to_string(bind_kind b) {
+  switch (b) {
+    case bind_kind::nic: return "nic";
+    case bind_kind::core: return "core";
+    case bind_kind::none: return "none";
+  }
+  return "?";
+}
+
 std::uint64_t options::max_size() const {
   return sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
 }
@@ -73,6 +82,8 @@ std::vector<std::pair<std::string, std::string>> describe(const options& o) {
       {"qps", fmt::format("{}", o.qps)},
       {"qp-timeout", fmt::format("{}", o.qp_timeout)},
       {"peer-buffer", o.peer_buffer ? format_size(o.peer_buffer) : "auto"},
+      {"bind", std::string(to_string(o.bind))},
+      {"scaling", o.scaling ? "yes" : "no"},
       {"ib-dev", o.ib_dev.empty() ? "auto" : o.ib_dev},
       {"ib-port", o.ib_port ? fmt::format("{}", o.ib_port) : "auto"},
       {"gid-index", o.gid_index >= 0 ? fmt::format("{}", o.gid_index) : "auto"},
@@ -172,6 +183,12 @@ void validate(const options& o) {
     throw usage_error("-b/--bidirectional applies to --pattern pairs (mesh runs every direction at once already)");
   }
   if (o.target >= 0 && !incast) throw usage_error("--target applies to --pattern incast");
+  if (o.scaling && o.mode == mode_kind::lat) {
+    throw usage_error("--scaling applies to --mode bw (it draws bandwidth against active ranks per node)");
+  }
+  if (o.scaling && o.target >= 0) {
+    throw usage_error("--target does not combine with --scaling: the target would not be active at every step");
+  }
   if (o.mode == mode_kind::lat && o.post_list != 1) {
     throw usage_error("--post-list applies to --mode bw (a ping-pong has one message in flight)");
   }
@@ -187,6 +204,7 @@ parse_outcome parse_command_line(int argc, const char* const* argv) {
   std::string op = "write_imm";
   std::string mode = "bw";
   std::string pattern;
+  std::string bind = "nic";
   bool all = false;
 
   CLI::App app{
@@ -234,7 +252,13 @@ parse_outcome parse_command_line(int argc, const char* const* argv) {
       ->capture_default_str();
   app.add_option("--peer-buffer", peer_buffer,
                  "Receive memory per peer (slots rotate inside it); default scales with N");
-  app.add_option("-d,--ib-dev", o.ib_dev, "RDMA device; default: the first with an ACTIVE port");
+  app.add_option("--bind", bind,
+                 "Pin each rank: nic (cores near its NIC first), core (cores in order) or none; a launcher's "
+                 "binding is kept")
+      ->check(CLI::IsMember({"nic", "core", "none"}))
+      ->capture_default_str();
+  app.add_flag("--scaling", o.scaling, "Repeat every run with 1, 2, 4 ... ranks per node active (one launch)");
+  app.add_option("-d,--ib-dev", o.ib_dev, "RDMA device, or auto: per rank the ACTIVE device closest to its core");
   app.add_option("-i,--ib-port", o.ib_port, "Device port; default: the first ACTIVE port")->check(CLI::Range(1, 255));
   app.add_option("-x,--gid-index", o.gid_index, "GID index (RoCE); default: a RoCE v2 IPv4-mapped GID")
       ->check(CLI::Range(0, 65535));
@@ -252,6 +276,8 @@ parse_outcome parse_command_line(int argc, const char* const* argv) {
            : op == "read" ? op_kind::read
                           : op_kind::write_imm;
     o.mode = mode == "lat" ? mode_kind::lat : mode_kind::bw;
+    o.bind = bind == "core" ? bind_kind::core : bind == "none" ? bind_kind::none : bind_kind::nic;
+    if (o.ib_dev == "auto") o.ib_dev.clear();
     if (!pattern.empty()) {
       o.patterns = parse_patterns(pattern);
     } else {

@@ -1,6 +1,8 @@
 // Stream engine: rounds, the phase clock, the end-of-round bookkeeping and per-pair results.
 #include "rdmamesh/engine/stream.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <limits>
 #include <thread>
@@ -130,6 +132,7 @@ void stream::progress() {
   poll_send_cq();
   if (receiver_sees_messages(core_.opts().op)) poll_recv_cq();
   worked_ = polled_ > 0 || posted_ > 0;
+  if (!worked_ && core_.crowded()) sched_yield();
   // a rank with nothing at all to do this round (not sending; one-sided op, so nothing to
   // receive either) sleeps instead of spinning, in long naps: its core goes to the ranks and
   // kernel work that have some (on a VM every wake-up costs the host). A receiver of

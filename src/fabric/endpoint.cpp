@@ -35,7 +35,7 @@ std::uint64_t signaled_per_session(const options& o, const plan::layout& l) {
 }  // namespace
 
 endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& port, std::uint32_t rank,
-                   std::uint32_t n_ranks)
+                   std::uint32_t n_ranks, topology_ptr topo, int numa)
     : opts_(o), layout_(l), port_(port), rank_(rank), n_ranks_(n_ranks) {
   ctx_ = std::make_shared<verbs::context>(port_.device);
   const ibv_device_attr& da = ctx_->device_attr();
@@ -83,7 +83,7 @@ endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& p
   }
   inline_size_ = plan::inline_for(o, limits_.max_inline);
 
-  buf_ = std::make_unique<host_buffer>(l.total_bytes());
+  buf_ = std::make_unique<host_buffer>(l.total_bytes(), std::move(topo), numa);
   try {
     mr_ = std::make_unique<verbs::memory_region>(pd_, buf_->data(), buf_->size(), access_flags);
   } catch (const verbs::verbs_error& e) {

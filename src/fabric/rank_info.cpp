@@ -5,6 +5,10 @@
 
 #include <algorithm>
 #include <climits>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "rdmamesh/verbs/qp.hpp"
 
@@ -20,9 +24,13 @@ void put(std::array<char, N>& dst, std::string_view s) {
 
 }  // namespace
 
-rank_info make_rank_info(std::string_view host, const port_choice* port) {
+rank_info make_rank_info(std::string_view host, const port_choice* port, const placement* where,
+                         const mpi::node_info& node, bool mem_on_numa) {
   rank_info r;
   put(r.host, host);
+  r.node = node.node;
+  r.local_rank = node.local_rank;
+  r.pid = static_cast<std::int32_t>(getpid());
   if (port != nullptr) {
     put(r.device, port->device);
     r.port = port->port;
@@ -31,6 +39,17 @@ rank_info make_rank_info(std::string_view host, const port_choice* port) {
     r.mtu = verbs::mtu_bytes(port->mtu);
     r.ethernet = port->ethernet ? 1 : 0;
   }
+  if (where != nullptr) {
+    r.core = where->core;
+    r.pu = where->pu;
+    r.numa = where->numa;
+    r.bound = static_cast<std::uint8_t>(where->source);
+    put(r.cpus, cpu_list(where->cpus));
+    for (int pu : where->cpus) {
+      if (pu >= 0 && pu < cpu_mask_bits) r.cpu_mask[static_cast<std::size_t>(pu) / 64] |= 1ULL << (pu % 64);
+    }
+  }
+  r.mem_on_numa = mem_on_numa ? 1 : 0;
   return r;
 }
 
@@ -38,6 +57,43 @@ std::string this_host() {
   char name[HOST_NAME_MAX + 1] = {};
   if (gethostname(name, sizeof name - 1) != 0) return "?";
   return name;
+}
+
+bool share_cpu(const rank_info& a, const rank_info& b) {
+  // unpinned ranks (--bind none) share the node by the user's choice: only pins can collide
+  const auto none = static_cast<std::uint8_t>(bound_by::none);
+  if (a.node != b.node || a.bound == none || b.bound == none) return false;
+  for (std::size_t i = 0; i < a.cpu_mask.size(); ++i) {
+    if ((a.cpu_mask[i] & b.cpu_mask[i]) != 0) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> sharing_warnings(const std::vector<rank_info>& ranks) {
+  // node -> CPU list -> the sharing ranks pinned there
+  std::map<std::int32_t, std::map<std::string, std::vector<std::size_t>>> sharing;
+  for (std::size_t a = 0; a < ranks.size(); ++a) {
+    for (std::size_t b = 0; b < ranks.size(); ++b) {
+      if (a != b && share_cpu(ranks[a], ranks[b])) {
+        sharing[ranks[a].node][std::string(text(ranks[a].cpus))].push_back(a);
+        break;
+      }
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& [node, by_cpus] : sharing) {
+    std::vector<std::string> groups;
+    std::string host;
+    for (const auto& [cpus, rs] : by_cpus) {
+      groups.push_back(fmt::format("ranks {} on CPUs {}", fmt::join(rs, ","), cpus));
+      host = text(ranks[rs.front()].host);
+    }
+    out.push_back(
+        fmt::format("on {}, ranks are pinned to shared CPUs ({}): they compete for the cores and their "
+                    "figures are not per-core ones; run at most one rank per core there",
+                    host, fmt::join(groups, "; ")));
+  }
+  return out;
 }
 
 }  // namespace rdmamesh::fabric

@@ -50,6 +50,20 @@ std::vector<std::string> nonzero_pairs(const stats::square<T>& m) {
 
 }  // namespace
 
+std::string format_placement(std::size_t rank, const fabric::rank_info& r, bool with_device) {
+  const auto source = static_cast<fabric::bound_by>(r.bound);
+  std::string out = fmt::format("# rank {:<3} {}  local {}  ", rank, fabric::text(r.host), r.local_rank);
+  if (source == fabric::bound_by::none) {
+    out += "not bound";
+  } else {
+    out += fmt::format("{}  cpus {}  bound by {}", r.core >= 0 ? fmt::format("core {}", r.core) : "cores -",
+                       fabric::text(r.cpus), fabric::to_string(source));
+  }
+  out += r.numa >= 0 ? fmt::format("  numa {}{}", r.numa, r.mem_on_numa ? "" : " (memory not bound)") : "";
+  if (with_device) out += fmt::format("  device {}", where(r));
+  return out + "\n";
+}
+
 std::string format_header(const options& o, std::span<const fabric::rank_info> ranks, std::uint32_t inline_size) {
   std::string out = fmt::format("# rdmamesh {}\n", tool_version);
   std::map<std::string, std::vector<std::size_t>> by_host;
@@ -60,10 +74,17 @@ std::string format_header(const options& o, std::span<const fabric::rank_info> r
 
   std::set<std::string> places;
   for (const auto& r : ranks) places.insert(where(r));
-  if (places.size() == 1) {
-    out += fmt::format("# device {}\n", *places.begin());
+  const bool one_device = places.size() == 1;
+  if (one_device) out += fmt::format("# device {}\n", *places.begin());
+  if (ranks.size() <= max_printed_matrix) {
+    for (std::size_t i = 0; i < ranks.size(); ++i) out += format_placement(i, ranks[i], !one_device);
   } else {
-    for (std::size_t i = 0; i < ranks.size(); ++i) out += fmt::format("# rank {} device {}\n", i, where(ranks[i]));
+    std::map<std::string, std::size_t> sources;
+    for (const auto& r : ranks) ++sources[fabric::to_string(static_cast<fabric::bound_by>(r.bound))];
+    std::vector<std::string> parts;
+    for (const auto& [s, c] : sources) parts.push_back(fmt::format("{} by {}", c, s));
+    out += fmt::format("# placement: ranks bound {} (every rank's core, NUMA node and device: /ranks in the file)\n",
+                       fmt::join(parts, ", "));
   }
   std::vector<std::string_view> patterns;
   for (auto p : o.patterns) patterns.push_back(to_string(p));
@@ -173,6 +194,25 @@ std::string format_values(const stats::square<double>& m, const std::string& tit
     out += '\n';
   }
   return out;
+}
+
+std::string format_scaling(const run_record& r, std::span<const std::int32_t> node_of, std::uint32_t nodes) {
+  if (!r.bw || r.active_per_node == 0) return {};
+  const auto per_node = stats::node_throughput(r.bw->tx_bw, r.bw->round, node_of, nodes);
+  const auto per_rank = stats::rank_throughput(r.bw->tx_bw, r.bw->round);
+  auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    int c = 0;
+    for (double x : v) {
+      if (std::isfinite(x)) {
+        s += x;
+        ++c;
+      }
+    }
+    return c ? s / c : NAN;
+  };
+  return fmt::format("# scaling: {} rank(s) per node active: per node {} Gb/s, per rank {} Gb/s (means)\n",
+                     r.active_per_node, gbps(mean(per_node)), gbps(mean(per_rank)));
 }
 
 std::string format_contention(const run_record& mesh) {

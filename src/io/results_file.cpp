@@ -105,23 +105,44 @@ void results_file::write_config(const std::vector<std::pair<std::string, std::st
 
 void results_file::write_ranks(std::span<const fabric::rank_info> ranks) {
   h5::handle g = h5::create_group(file_.get(), "ranks");
-  std::vector<std::string> host, device, gid;
-  std::vector<std::int32_t> port, gid_index, mtu;
+  std::vector<std::string> host, device, gid, cpus, bound;
+  std::vector<std::int32_t> port, gid_index, mtu, node, local_rank, pid, core, pu, numa, mem_on_numa;
   for (const auto& r : ranks) {
     host.emplace_back(fabric::text(r.host));
     device.emplace_back(fabric::text(r.device));
     gid.emplace_back(fabric::text(r.gid));
+    cpus.emplace_back(fabric::text(r.cpus));
+    bound.emplace_back(fabric::to_string(static_cast<fabric::bound_by>(r.bound)));
     port.push_back(r.port);
     gid_index.push_back(r.gid_index);
     mtu.push_back(r.mtu);
+    node.push_back(r.node);
+    local_rank.push_back(r.local_rank);
+    pid.push_back(r.pid);
+    core.push_back(r.core);
+    pu.push_back(r.pu);
+    numa.push_back(r.numa);
+    mem_on_numa.push_back(r.mem_on_numa);
   }
   const hsize_t dims[1] = {ranks.size()};
   h5::write_strings(g.get(), "hostname", host);
   h5::write_strings(g.get(), "device", device);
   h5::write_strings(g.get(), "gid", gid);
-  h5::write(g.get(), "port", dims, std::span<const std::int32_t>(port));
-  h5::write(g.get(), "gid_index", dims, std::span<const std::int32_t>(gid_index));
-  h5::write(g.get(), "mtu", dims, std::span<const std::int32_t>(mtu));
+  h5::write_strings(g.get(), "cpus", cpus);
+  h5::write_strings(g.get(), "bound_by", bound);
+  auto ints = [&](const char* name, const std::vector<std::int32_t>& v) {
+    h5::write(g.get(), name, dims, std::span<const std::int32_t>(v));
+  };
+  ints("port", port);
+  ints("gid_index", gid_index);
+  ints("mtu", mtu);
+  ints("node", node);
+  ints("local_rank", local_rank);
+  ints("pid", pid);
+  ints("core", core);
+  ints("pu", pu);
+  ints("numa", numa);
+  ints("mem_on_numa", mem_on_numa);
   flush();
 }
 
@@ -145,6 +166,11 @@ void results_file::write_run(const options& o, const run_record& run) {
   h5::set_attr(r, "bidirectional", static_cast<std::int64_t>(o.bidirectional ? 1 : 0));
   h5::set_attr(r, "target", static_cast<std::int64_t>(o.target));
   h5::set_attr(r, "verify", static_cast<std::int64_t>(o.verify ? 1 : 0));
+  h5::set_attr(r, "active_per_node", static_cast<std::int64_t>(run.active_per_node));
+  if (!run.active.empty()) {
+    const hsize_t adims[1] = {run.active.size()};
+    h5::write(r, "active", adims, std::span<const std::uint8_t>(run.active));
+  }
   if (run.bw) {
     const stats::run_matrices& m = *run.bw;
     write_square(r, "tx_bw", m.tx_bw);
@@ -235,6 +261,33 @@ void results_file::write_sweep(const options& o, pattern_kind p, const std::vect
     stack("lat_mean_us", [](const run_record& r) { return &r.lat->mean; });
     stack("lat_max_us", [](const run_record& r) { return &r.lat->max; });
   }
+  flush();
+}
+
+void results_file::write_scaling(pattern_kind p, const std::vector<std::uint64_t>& sizes,
+                                 const std::vector<std::uint32_t>& steps, const std::vector<const run_record*>& runs,
+                                 std::span<const std::int32_t> node_of, std::uint32_t nodes) {
+  // runs: size-major, one per (size, step)
+  h5::handle top = open_group(file_.get(), "scaling");
+  h5::handle g = h5::create_group(top.get(), std::string(to_string(p)));
+  const std::size_t s_count = sizes.size(), k_count = steps.size(), n = node_of.size();
+  std::vector<std::uint64_t> index;
+  std::vector<double> node_bw, rank_bw;
+  for (const auto* r : runs) {
+    index.push_back(r->index);
+    const auto nb = stats::node_throughput(r->bw->tx_bw, r->bw->round, node_of, nodes);
+    const auto rb = stats::rank_throughput(r->bw->tx_bw, r->bw->round);
+    node_bw.insert(node_bw.end(), nb.begin(), nb.end());
+    rank_bw.insert(rank_bw.end(), rb.begin(), rb.end());
+  }
+  std::vector<std::uint64_t> k64(steps.begin(), steps.end());
+  const hsize_t sdims[1] = {s_count}, kdims[1] = {k_count}, rdims[2] = {s_count, k_count},
+                ndims[3] = {s_count, k_count, nodes}, pdims[3] = {s_count, k_count, n};
+  h5::write(g.get(), "msg_size", sdims, std::span<const std::uint64_t>(sizes));
+  h5::write(g.get(), "active_per_node", kdims, std::span<const std::uint64_t>(k64));
+  h5::write(g.get(), "runs", rdims, std::span<const std::uint64_t>(index));
+  h5::write(g.get(), "node_bw", ndims, std::span<const double>(node_bw));
+  h5::write(g.get(), "rank_bw", pdims, std::span<const double>(rank_bw));
   flush();
 }
 

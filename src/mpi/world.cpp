@@ -53,6 +53,29 @@ world::world() {
   check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
 }
 
+node_info world::node() const {
+  node_info info;
+  MPI_Comm local = MPI_COMM_NULL;
+  check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local), "MPI_Comm_split_type(SHARED)");
+  const int rc_rank = MPI_Comm_rank(local, &info.local_rank);
+  const int rc_size = MPI_Comm_size(local, &info.local_size);
+  // node index: how many nodes' leaders come before ours
+  int leader = info.local_rank == 0 ? 1 : 0;
+  int before = 0;
+  int rc_scan = MPI_Exscan(&leader, &before, 1, MPI_INT, MPI_SUM, comm_);
+  if (rank_ == 0) before = 0;  // MPI_Exscan leaves rank 0's result undefined
+  info.node = before;
+  int rc_bcast = MPI_Bcast(&info.node, 1, MPI_INT, 0, local);
+  int rc_sum = MPI_Allreduce(&leader, &info.nodes, 1, MPI_INT, MPI_SUM, comm_);
+  MPI_Comm_free(&local);
+  check(rc_rank, "MPI_Comm_rank(node)");
+  check(rc_size, "MPI_Comm_size(node)");
+  check(rc_scan, "MPI_Exscan");
+  check(rc_bcast, "MPI_Bcast(node)");
+  check(rc_sum, "MPI_Allreduce(nodes)");
+  return info;
+}
+
 void world::barrier() const {
   check(MPI_Barrier(comm_), "MPI_Barrier");
 }

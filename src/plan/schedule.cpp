@@ -3,6 +3,8 @@
 // to even, the extra position (N odd) being a bye.
 #include "rdmamesh/plan/schedule.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "rdmamesh/util/error.hpp"
@@ -88,6 +90,45 @@ round_role schedule::role(std::uint32_t round, std::uint32_t rank) const {
     }
   }
   return r;
+}
+
+int subset_schedule::virtual_target(const std::vector<std::uint32_t>& members, int target) {
+  if (target < 0) return -1;
+  const auto it = std::find(members.begin(), members.end(), static_cast<std::uint32_t>(target));
+  if (it == members.end()) throw usage_error(fmt::format("--target {} is not an active rank", target));
+  return static_cast<int>(it - members.begin());
+}
+
+subset_schedule::subset_schedule(pattern_kind p, std::vector<std::uint32_t> members, std::uint32_t n_total,
+                                 bool bidirectional, int target)
+    : members_(std::move(members)),
+      index_(n_total, -1),
+      inner_(p, static_cast<std::uint32_t>(members_.size()), bidirectional, virtual_target(members_, target)) {
+  for (std::size_t i = 0; i < members_.size(); ++i) index_[members_[i]] = static_cast<int>(i);
+}
+
+round_role subset_schedule::role(std::uint32_t round, std::uint32_t rank) const {
+  if (rank >= index_.size() || index_[rank] < 0) return {};
+  round_role r = inner_.role(round, static_cast<std::uint32_t>(index_[rank]));
+  for (auto& p : r.send_to) p = members_[p];
+  for (auto& p : r.recv_from) p = members_[p];
+  return r;
+}
+
+std::vector<std::uint32_t> active_ranks(std::span<const std::uint32_t> local_rank_of, std::uint32_t per_node) {
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t r = 0; r < local_rank_of.size(); ++r) {
+    if (local_rank_of[r] < per_node) out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<std::uint32_t> scaling_steps(std::span<const std::uint32_t> local_rank_of, std::uint32_t max_local) {
+  std::vector<std::uint32_t> steps;
+  for (std::uint32_t k = 1; k < max_local; k *= 2) steps.push_back(k);
+  steps.push_back(max_local);
+  std::erase_if(steps, [&](std::uint32_t k) { return active_ranks(local_rank_of, k).size() < 2; });
+  return steps;
 }
 
 }  // namespace rdmamesh::plan

@@ -99,6 +99,42 @@ summary summarize(const square<double>& m) {
   return summarize(m, square<std::int32_t>(m.n, 0));
 }
 
+namespace {
+
+// Bandwidth of the pairs whose source belongs to `group`, summed per round, averaged over rounds.
+template <class InGroup>
+double group_throughput(const square<double>& bw, const square<std::int32_t>& round, InGroup in_group) {
+  std::map<std::int32_t, double> per_round;
+  for (std::uint32_t s = 0; s < bw.n; ++s) {
+    if (!in_group(s)) continue;
+    for (std::uint32_t d = 0; d < bw.n; ++d) {
+      if (s != d && std::isfinite(bw.at(s, d))) per_round[round.at(s, d)] += bw.at(s, d);
+    }
+  }
+  if (per_round.empty()) return nan;
+  double sum = 0;
+  for (const auto& [r, v] : per_round) sum += v;
+  return sum / static_cast<double>(per_round.size());
+}
+
+}  // namespace
+
+std::vector<double> rank_throughput(const square<double>& bw, const square<std::int32_t>& round) {
+  std::vector<double> out(bw.n, nan);
+  for (std::uint32_t r = 0; r < bw.n; ++r)
+    out[r] = group_throughput(bw, round, [&](std::uint32_t s) { return s == r; });
+  return out;
+}
+
+std::vector<double> node_throughput(const square<double>& bw, const square<std::int32_t>& round,
+                                    std::span<const std::int32_t> node_of, std::uint32_t nodes) {
+  std::vector<double> out(nodes, nan);
+  for (std::uint32_t k = 0; k < nodes; ++k) {
+    out[k] = group_throughput(bw, round, [&](std::uint32_t s) { return node_of[s] == static_cast<std::int32_t>(k); });
+  }
+  return out;
+}
+
 double jain(std::span<const double> x) {
   double sum = 0, sum_sq = 0;
   for (double v : x) {

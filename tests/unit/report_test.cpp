@@ -40,8 +40,16 @@ TEST_CASE("header names ranks, hosts, device, mode, pattern and the data-path se
   port.ethernet = true;
   port.mtu = IBV_MTU_1024;
   port.gid_index = 1;
-  std::vector<fabric::rank_info> ranks{fabric::make_rank_info("a", &port), fabric::make_rank_info("a", &port),
-                                       fabric::make_rank_info("b", &port)};
+  const mpi::node_info a0{0, 2, 0, 2}, a1{1, 2, 0, 2}, b0{0, 1, 1, 2};
+  fabric::placement pinned;
+  pinned.source = fabric::bound_by::rdmamesh;
+  pinned.core = 3;
+  pinned.pu = 6;
+  pinned.numa = 1;
+  pinned.cpus = {6};
+  std::vector<fabric::rank_info> ranks{fabric::make_rank_info("a", &port, &pinned, a0, true),
+                                       fabric::make_rank_info("a", &port, nullptr, a1, false),
+                                       fabric::make_rank_info("b", &port, nullptr, b0, false)};
   options o;
   o.duration_s = 2;
   o.patterns = {pattern_kind::mesh, pattern_kind::pairs};
@@ -49,6 +57,8 @@ TEST_CASE("header names ranks, hosts, device, mode, pattern and the data-path se
   CHECK(has(h, "# ranks 3  hosts 2: a (2 ranks), b (1 ranks)"));
   CHECK(has(h, "# device rxe0 port 1 (RoCE) gid_index 1"));
   CHECK(has(h, "mtu 1024"));
+  CHECK(has(h, "# rank 0   a  local 0  core 3  cpus 6  bound by rdmamesh  numa 1\n"));
+  CHECK(has(h, "# rank 1   a  local 1  not bound\n"));
   CHECK(has(h, "mode bw  op write_imm  pattern mesh,pairs"));
   CHECK(has(h, "tx_depth 128  rx_depth auto"));
   CHECK(has(h, "inline up to 220 B"));

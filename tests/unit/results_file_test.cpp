@@ -94,7 +94,8 @@ TEST_CASE("a written run reads back with the documented schema") {
     io::results_file f(path, false, n, "rdmamesh -s 1K -o mesh.h5");
     f.write_config({{"size", "1K"}, {"op", "write_imm"}});
     std::vector<fabric::rank_info> ranks;
-    for (std::uint32_t r = 0; r < n; ++r) ranks.push_back(fabric::make_rank_info("node" + std::to_string(r), nullptr));
+    for (std::uint32_t r = 0; r < n; ++r)
+      ranks.push_back(fabric::make_rank_info("node" + std::to_string(r), nullptr, nullptr, {}, false));
     f.write_ranks(ranks);
     options o;
     o.sizes = {1024, 2048};

@@ -14,10 +14,12 @@ namespace rdmamesh {
 enum class op_kind : std::uint8_t { write_imm, write, send, read };
 enum class mode_kind : std::uint8_t { bw, lat };
 enum class pattern_kind : std::uint8_t { mesh, shift, pairs, incast };
+enum class bind_kind : std::uint8_t { nic, core, none };
 
 std::string_view to_string(op_kind op);
 std::string_view to_string(mode_kind m);
 std::string_view to_string(pattern_kind p);
+std::string_view to_string(bind_kind b);
 
 // True when the receiver gets a completion per message, so it can count and verify.
 constexpr bool receiver_sees_messages(op_kind op) {
@@ -42,7 +44,9 @@ struct options {
   std::uint32_t qps = 1;                                   // RC QPs per peer
   int qp_timeout = 18;                                     // RC transport timeout: 4.096 us * 2^N per try
   std::uint64_t peer_buffer = 0;                           // receive bytes per peer; 0 = automatic
-  std::string ib_dev;                                      // empty = first device with an ACTIVE port
+  bind_kind bind = bind_kind::nic;                         // where each rank runs
+  bool scaling = false;                                    // repeat with 1, 2, 4 ... active ranks per node
+  std::string ib_dev;                                      // empty or "auto" = the closest ACTIVE device
   int ib_port = 0;                                         // 0 = first ACTIVE port
   int gid_index = -1;                                      // -1 = automatic (RoCE v2, IPv4-mapped first)
   std::string output;                                      // HDF5 file; empty = none

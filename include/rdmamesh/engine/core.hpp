@@ -72,6 +72,10 @@ class core {
 
   std::string completion_error(const ibv_wc& wc, const char* what) const;
 
+  // Another rank is pinned onto one of this rank's CPUs: give the CPU away on empty passes.
+  void set_crowded(bool crowded) { crowded_ = crowded; }
+  bool crowded() const { return crowded_; }
+
  private:
   options opts_;
   plan::layout layout_;
@@ -87,6 +91,7 @@ class core {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> by_qp_;  // (qp_num, session), sorted
   std::vector<std::string> events_;
   std::uint64_t mismatches_ = 0;
+  bool crowded_ = false;
 };
 
 }  // namespace rdmamesh::engine

@@ -81,6 +81,7 @@ class pingpong {
   phase phase_ = phase::drain;
   clock::time_point t_start_{}, deadline_measure_{}, deadline_end_{};
   std::uint32_t passes_ = 0;
+  std::uint64_t activity_ = 0;  // posts, arrivals and completions so far
 };
 
 }  // namespace rdmamesh::engine

@@ -45,7 +45,9 @@ struct device_limits {
 
 class endpoint {
  public:
-  endpoint(const options& o, const plan::layout& l, const port_choice& port, std::uint32_t rank, std::uint32_t n_ranks);
+  // The buffer goes on NUMA node `numa` through `topo` (either may be absent).
+  endpoint(const options& o, const plan::layout& l, const port_choice& port, std::uint32_t rank, std::uint32_t n_ranks,
+           topology_ptr topo = nullptr, int numa = -1);
   ~endpoint();
   endpoint(const endpoint&) = delete;
   endpoint& operator=(const endpoint&) = delete;
@@ -61,6 +63,7 @@ class endpoint {
 
   std::span<const session_link> sessions() const { return links_; }
   std::byte* buffer() const { return buf_->data(); }
+  bool buffer_on_numa() const { return buf_->on_numa_node(); }
   std::uint32_t lkey() const { return mr_->lkey(); }
   ibv_cq* send_cq() const { return send_cq_->get(); }
   ibv_cq* recv_cq() const { return recv_cq_->get(); }

@@ -1,5 +1,6 @@
-// Who and where one rank is (host, device, port, GID): a fixed-size record gathered to rank 0
-// for the `#` header and the /ranks group of the results file.
+// Who and where one rank is (host, placement, device, port, GID): a fixed-size record gathered
+// to every rank for the `#` header, the /ranks group of the results file, and the check for
+// ranks that share a CPU.
 #pragma once
 
 #include <array>
@@ -7,25 +8,41 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
+#include "rdmamesh/fabric/placement.hpp"
 #include "rdmamesh/fabric/select.hpp"
+#include "rdmamesh/mpi/world.hpp"
 
 namespace rdmamesh::fabric {
+
+inline constexpr int cpu_mask_bits = 1024;
 
 struct rank_info {
   std::array<char, 64> host{};
   std::array<char, 32> device{};
-  std::array<char, 48> gid{};  // text form; empty without GRH
+  std::array<char, 48> gid{};                                // text form; empty without GRH
+  std::array<char, 64> cpus{};                               // "0-3,8": the PUs the rank may run on
+  std::array<std::uint64_t, cpu_mask_bits / 64> cpu_mask{};  // the same, for overlap tests
   std::int32_t port = 0;
   std::int32_t gid_index = -1;
   std::int32_t mtu = 0;  // bytes
+  std::int32_t node = 0;
+  std::int32_t local_rank = 0;
+  std::int32_t pid = 0;
+  std::int32_t core = -1;
+  std::int32_t pu = -1;
+  std::int32_t numa = -1;
   std::uint8_t ethernet = 0;
-  std::array<std::uint8_t, 3> reserved{};
+  std::uint8_t bound = 0;        // fabric::bound_by
+  std::uint8_t mem_on_numa = 0;  // the buffer is bound to `numa`
+  std::uint8_t reserved = 0;
 };
 
 static_assert(std::is_trivially_copyable_v<rank_info>);
 
-rank_info make_rank_info(std::string_view host, const port_choice* port);
+rank_info make_rank_info(std::string_view host, const port_choice* port, const placement* where,
+                         const mpi::node_info& node, bool mem_on_numa);
 
 // The text of a fixed char field, up to its first NUL.
 template <std::size_t N>
@@ -36,5 +53,10 @@ std::string_view text(const std::array<char, N>& a) {
 }
 
 std::string this_host();
+
+// Whether two pinned ranks of one host may run on a common PU.
+bool share_cpu(const rank_info& a, const rank_info& b);
+// Per host with CPU sharing, one line naming the ranks and what they share.
+std::vector<std::string> sharing_warnings(const std::vector<rank_info>& ranks);
 
 }  // namespace rdmamesh::fabric

@@ -23,10 +23,16 @@ std::string format_table_header(const options& o);
 // One row, then (single-size runs) the matrix, then failed pairs, verify outcome and events.
 std::string format_run(const options& o, const run_record& r);
 
+// One rank's placement: host, local rank, core, CPUs, who bound it, NUMA node (and device).
+std::string format_placement(std::size_t rank, const fabric::rank_info& r, bool with_device);
+
 // An N x N matrix of bytes/s printed in Gb/s; "-" on the diagonal and for NaN.
 std::string format_matrix(const stats::square<double>& bw, const std::string& title);
 // The same for a plain value (latency in microseconds, ratios) with `decimals` places.
 std::string format_values(const stats::square<double>& m, const std::string& title, int decimals);
+
+// --scaling: the step's mean send bandwidth per node and per active rank.
+std::string format_scaling(const run_record& r, std::span<const std::int32_t> node_of, std::uint32_t nodes);
 
 // The contention line of a mesh run: per pair, mesh bandwidth over the pairwise figure.
 std::string format_contention(const run_record& mesh);

@@ -18,8 +18,10 @@ struct run_record {
   pattern_kind pattern = pattern_kind::mesh;
   std::uint64_t size = 0;
   std::uint32_t rounds = 0;
-  std::uint32_t cq_mod = 1;       // effective at this size
-  std::uint32_t inline_size = 0;  // effective threshold (messages up to it go inline)
+  std::uint32_t active_per_node = 0;  // --scaling: ranks per node active (0: every rank)
+  std::vector<std::uint8_t> active;   // 1 per rank that took part
+  std::uint32_t cq_mod = 1;           // effective at this size
+  std::uint32_t inline_size = 0;      // effective threshold (messages up to it go inline)
 
   std::optional<stats::run_matrices> bw;       // --mode bw
   std::optional<stats::latency_matrices> lat;  // --mode lat

@@ -48,12 +48,21 @@ class request {
   MPI_Request req_ = MPI_REQUEST_NULL;
 };
 
+// Where a rank sits among the ranks of its node (MPI_Comm_split_type SHARED).
+struct node_info {
+  int local_rank = 0;
+  int local_size = 1;
+  int node = 0;  // index of the node, 0..nodes-1, in order of their lowest rank
+  int nodes = 1;
+};
+
 class world {
  public:
   world();  // MPI_COMM_WORLD
   int rank() const { return rank_; }
   int size() const { return size_; }
 
+  node_info node() const;  // collective
   void barrier() const;
   request ibarrier() const;
   bool all_true(bool mine) const;  // logical AND over ranks

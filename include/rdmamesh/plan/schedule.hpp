@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "rdmamesh/cli/options.hpp"
@@ -42,5 +43,31 @@ class schedule {
   int target_;
   std::uint32_t rounds_ = 0;
 };
+
+// A schedule over some of the job's ranks (--scaling): members, in rank order, play virtual
+// ranks 0..M-1 of the pattern; every other rank gets an empty role and only waits.
+class subset_schedule {
+ public:
+  subset_schedule(pattern_kind p, std::vector<std::uint32_t> members, std::uint32_t n_total, bool bidirectional = false,
+                  int target = -1);
+  pattern_kind pattern() const { return inner_.pattern(); }
+  std::uint32_t rounds() const { return inner_.rounds(); }
+  const std::vector<std::uint32_t>& members() const { return members_; }
+  round_role role(std::uint32_t round, std::uint32_t rank) const;
+
+ private:
+  static int virtual_target(const std::vector<std::uint32_t>& members, int target);
+  std::vector<std::uint32_t> members_;
+  std::vector<int> index_;  // rank -> virtual rank, -1 for non-members
+  schedule inner_;
+};
+
+// --scaling: active ranks per node at each step: 1, 2, 4 ... up to the most ranks any node has
+// (that number last even when not a power of two); steps that leave fewer than two ranks active
+// in the whole job are left out.
+std::vector<std::uint32_t> scaling_steps(std::span<const std::uint32_t> local_rank_of, std::uint32_t max_local);
+
+// The ranks whose local rank is below `per_node`.
+std::vector<std::uint32_t> active_ranks(std::span<const std::uint32_t> local_rank_of, std::uint32_t per_node);
 
 }  // namespace rdmamesh::plan

@@ -56,6 +56,12 @@ struct summary {
 summary summarize(const square<double>& m, const square<std::int32_t>& round);
 summary summarize(const square<double>& m);  // every pair in one round
 
+// Each rank's send bandwidth: its pairs summed per round, averaged over the rounds it sent in
+// (NaN if it never sent). Each node's the same over its ranks' pairs.
+std::vector<double> rank_throughput(const square<double>& bw, const square<std::int32_t>& round);
+std::vector<double> node_throughput(const square<double>& bw, const square<std::int32_t>& round,
+                                    std::span<const std::int32_t> node_of, std::uint32_t nodes);
+
 // Jain's fairness index (sum x)^2 / (n sum x^2): 1 when all equal, 1/n when one takes all.
 double jain(std::span<const double> x);
 

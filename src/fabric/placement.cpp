@@ -1,0 +1,142 @@
+// Placement rules; see the header.
+#include "rdmamesh/fabric/placement.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace rdmamesh::fabric {
+namespace {
+
+bool contains(const std::vector<int>& set, int x) {
+  return std::find(set.begin(), set.end(), x) != set.end();
+}
+
+bool near(const nic_desc& nic, const core_desc& core) {
+  return std::any_of(core.pus.begin(), core.pus.end(), [&](int pu) { return contains(nic.pus, pu); });
+}
+
+const core_desc* core_by_index(const topo_desc& topo, int index) {
+  for (const auto& c : topo.cores) {
+    if (c.core == index) return &c;
+  }
+  return nullptr;
+}
+
+// The NIC of the NICs near `cpus` that rank `local_rank` takes (spread over equally near ones);
+// the first usable one when none is near.
+std::string closest_nic(const topo_desc& topo, const std::vector<int>& cpus, int local_rank) {
+  std::vector<const nic_desc*> close;
+  std::size_t best = 0;
+  for (const auto& nic : topo.nics) {
+    const std::size_t shared = static_cast<std::size_t>(
+        std::count_if(cpus.begin(), cpus.end(), [&](int pu) { return contains(nic.pus, pu); }));
+    if (shared > best) {
+      best = shared;
+      close.clear();
+    }
+    if (shared == best && shared > 0) close.push_back(&nic);
+  }
+  if (close.empty()) return topo.nics.empty() ? std::string() : topo.nics.front().name;
+  return close[static_cast<std::size_t>(local_rank) % close.size()]->name;
+}
+
+}  // namespace
+
+const char* to_string(bound_by b) {
+  switch (b) {
+    case bound_by::none: return "none";
+    case bound_by::rdmamesh: return "rdmamesh";
+    case bound_by::launcher: return "launcher";
+  }
+  return "?";
+}
+
+std::vector<int> core_order(const topo_desc& topo, bind_kind bind) {
+  std::vector<const core_desc*> usable;
+  for (const auto& c : topo.cores) {
+    // a core is usable if the process may run on any of its PUs
+    if (std::any_of(c.pus.begin(), c.pus.end(), [&](int pu) { return contains(topo.allowed_pus, pu); })) {
+      usable.push_back(&c);
+    }
+  }
+  std::vector<int> order;
+  if (bind != bind_kind::nic || topo.nics.empty()) {
+    for (const auto* c : usable) order.push_back(c->core);
+    return order;
+  }
+  // each NIC in turn gives its next near core, so ranks alternate over NICs while near cores
+  // last; then the cores near no NIC
+  std::set<int> taken;
+  std::vector<std::vector<int>> near_lists;
+  for (const auto& nic : topo.nics) {
+    std::vector<int> list;
+    for (const auto* c : usable) {
+      if (near(nic, *c)) list.push_back(c->core);
+    }
+    near_lists.push_back(std::move(list));
+  }
+  std::vector<std::size_t> next(near_lists.size(), 0);
+  bool progressed = true;
+  while (progressed) {
+    progressed = false;
+    for (std::size_t k = 0; k < near_lists.size(); ++k) {
+      while (next[k] < near_lists[k].size() && taken.count(near_lists[k][next[k]])) ++next[k];
+      if (next[k] < near_lists[k].size()) {
+        const int core = near_lists[k][next[k]++];
+        taken.insert(core);
+        order.push_back(core);
+        progressed = true;
+      }
+    }
+  }
+  for (const auto* c : usable) {
+    if (!taken.count(c->core)) order.push_back(c->core);
+  }
+  return order;
+}
+
+placement place(const topo_desc& topo, int local_rank, int local_size, bind_kind bind, const std::string& wanted) {
+  placement p;
+  const bool auto_device = wanted.empty() || wanted == "auto";
+  const bool launcher_bound = !topo.bound_pus.empty() && topo.bound_pus.size() < topo.allowed_pus.size();
+
+  if (launcher_bound || bind == bind_kind::none) {
+    p.source = launcher_bound ? bound_by::launcher : bound_by::none;
+    p.cpus = launcher_bound ? topo.bound_pus : topo.allowed_pus;
+    // describe what it is: one core, one PU, one NUMA node, if so
+    std::set<int> cores, nodes;
+    for (const auto& c : topo.cores) {
+      for (int pu : c.pus) {
+        if (contains(p.cpus, pu)) {
+          cores.insert(c.core);
+          nodes.insert(c.numa);
+        }
+      }
+    }
+    if (cores.size() == 1) p.core = *cores.begin();
+    if (p.cpus.size() == 1) p.pu = p.cpus.front();
+    if (nodes.size() == 1) p.numa = *nodes.begin();
+  } else {
+    const std::vector<int> order = core_order(topo, bind);
+    if (!order.empty()) {
+      const std::size_t i = static_cast<std::size_t>(local_rank) % order.size();
+      p.more_ranks_than_cores = static_cast<std::size_t>(local_size) > order.size();
+      const core_desc* c = core_by_index(topo, order[i]);
+      p.source = bound_by::rdmamesh;
+      p.core = c->core;
+      // the core's first PU the process may use: one hardware thread, no migration
+      for (int pu : c->pus) {
+        if (contains(topo.allowed_pus, pu)) {
+          p.pu = pu;
+          break;
+        }
+      }
+      p.cpus = {p.pu};
+      p.numa = c->numa;
+    }
+  }
+  p.device = auto_device ? closest_nic(topo, p.cpus, local_rank) : wanted;
+  return p;
+}
+
+}  // namespace rdmamesh::fabric
