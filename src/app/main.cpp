@@ -7,6 +7,7 @@
 
 #include "rdmamesh/app/run.hpp"
 #include "rdmamesh/util/error.hpp"
+#include "rdmamesh/util/stop.hpp"
 
 int main(int argc, char** argv) {
   std::optional<rdmamesh::mpi::environment> env;
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "rdmamesh: error: {}\n", e.what());
     return rdmamesh::exit_system;
   }
+  rdmamesh::install_stop_handlers();  // after MPI_Init, so ours are the handlers that count
   rdmamesh::mpi::world w;
   try {
     return rdmamesh::app::run(w, argc, argv);

@@ -5,15 +5,21 @@
 #include "rdmamesh/app/run.hpp"
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "rdmamesh/app/agree.hpp"
 #include "rdmamesh/app/round.hpp"
 #include "rdmamesh/app/same_options.hpp"
+#include "rdmamesh/app/watchdog.hpp"
 #include "rdmamesh/cli/options.hpp"
 #include "rdmamesh/engine/pingpong.hpp"
 #include "rdmamesh/engine/stream.hpp"
@@ -27,6 +33,8 @@
 #include "rdmamesh/plan/layout.hpp"
 #include "rdmamesh/plan/schedule.hpp"
 #include "rdmamesh/stats/matrix.hpp"
+#include "rdmamesh/util/fault.hpp"
+#include "rdmamesh/util/stop.hpp"
 
 namespace rdmamesh::app {
 namespace {
@@ -55,6 +63,14 @@ void print(const std::string& text) {
   std::fflush(stdout);
 }
 
+std::string_view signal_name(int sig) {
+  switch (sig) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    default: return "a signal";
+  }
+}
+
 // Everything the run loop needs on every rank.
 struct context {
   const mpi::world& w;
@@ -62,9 +78,34 @@ struct context {
   std::uint32_t n;
   std::uint32_t me;
   io::results_file* file;  // rank 0 with -o only
+  std::mutex& file_mu;     // the watchdog may finish the file from its thread
   std::uint32_t inline_size;
   std::uint32_t window;
+  const std::vector<fabric::rank_info>& ranks;
+  watchdog& dog;
+  std::function<void(const std::string&)> give_up;  // report, mark the file incomplete, exit
+  std::function<void()> note_stop;                  // a stop request ended an interval
 };
+
+std::string host_of(const context& c, std::uint32_t r) {
+  return std::string(fabric::text(c.ranks[r].host));
+}
+
+// The line a rank prints when the others stopped coming to a collective: who is to blame, if
+// its connections know (a peer whose NIC stopped acknowledging), and what was waited for.
+std::string stuck_line(const context& c, const std::vector<std::uint32_t>& suspects, const std::string& what) {
+  if (suspects.empty()) {
+    return fmt::format(
+        "rank {} ({}): the other ranks stopped answering while {}; a rank died or hangs (see the launcher's "
+        "messages), or raise --timeout (now {:g} s)",
+        c.me, host_of(c, c.me), what, c.o.timeout_s);
+  }
+  std::vector<std::string> names;
+  for (auto r : suspects) names.push_back(fmt::format("rank {} ({})", r, host_of(c, r)));
+  return fmt::format(
+      "rank {} ({}): {} stopped answering (RDMA retries to {} ran out) while {}; results so far are kept", c.me,
+      host_of(c, c.me), fmt::join(names, ", "), suspects.size() == 1 ? "it" : "them", what);
+}
 
 // What one rank measured over all rounds of one run.
 struct rank_run {
@@ -84,27 +125,30 @@ void merge_latency(rank_run& acc, engine::pingpong& eng, const plan::round_role&
 }
 
 // Rank 0 gets the run's record; every rank returns whether its own part was clean.
+// `stopped` is set when a stop request (on any rank) ended the run before its last round.
 template <class Engine>
 bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, std::uint64_t size,
-             std::uint32_t active_per_node, std::optional<io::run_record>& record, std::uint32_t index) {
+             std::uint32_t active_per_node, std::optional<io::run_record>& record, std::uint32_t index, bool& stopped) {
   rank_run acc;
   acc.counters.assign(c.n, {});
   acc.latencies.assign(c.n, {});
   acc.lat_failed.assign(c.n, 0);
-  auto on_stuck = [&] {
-    const std::string msg = fmt::format(
-        "rank {} ({}): timed out after {:g} s waiting for the other ranks to finish "
-        "the round; a rank may have died",
-        c.me, fabric::this_host(), c.o.timeout_s);
-    fmt::print(stderr, "rdmamesh: error: {}\n", msg);
-    if (c.file) c.file->finish(false, msg);
-    c.w.abort(exit_system);
+  // every collective is bounded: if a peer never comes, the watchdog names it and ends the run
+  auto guarded = [&](const char* what, auto&& collective) {
+    guarded_wait g(c.dog, stuck_line(c, eng.base().suspects(), fmt::format("{} (waited {:g} s)", what, c.o.timeout_s)),
+                   c.o.timeout_s);
+    return collective();
   };
+  auto on_stuck = [&](const std::string& what) { c.give_up(stuck_line(c, eng.base().suspects(), what)); };
+  std::uint32_t rounds_done = 0;
   for (std::uint32_t round = 0; round < sched.rounds(); ++round) {
     const plan::round_role role = sched.role(round, c.me);
     eng.begin_round(size, role);
-    c.w.barrier();
-    auto errors = run_round(c.w, eng, c.o, on_stuck);
+    guarded("starting a round", [&] {
+      c.w.barrier();
+      return 0;
+    });
+    auto errors = run_round(c.w, eng, c.o, on_stuck, c.note_stop);
     if constexpr (std::is_same_v<Engine, engine::stream>) {
       stats::merge_round(acc.counters, eng.round_results(), role, static_cast<int>(round));
     } else {
@@ -112,18 +156,27 @@ bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, 
     }
     for (auto& e : eng.base().take_events()) acc.events.push_back(std::move(e));
     for (auto& e : errors) acc.events.push_back(std::move(e));
+    ++rounds_done;
+    // Slurm and mpirun signal every rank, a user may signal one: all learn of it here
+    if (!guarded("agreeing whether to go on", [&] { return c.w.all_true(!stop_requested()); })) {
+      stopped = true;
+      break;
+    }
   }
 
   bool clean = acc.events.empty();
   for (const auto& p : acc.counters) clean = clean && p.flags == 0 && p.verify_errors == 0;
   for (auto f : acc.lat_failed) clean = clean && f == 0;
 
-  auto events = split_lines(c.w.allgather_strings(join_lines(acc.events)));
+  auto events =
+      split_lines(guarded("collecting events", [&] { return c.w.allgather_strings(join_lines(acc.events)); }));
   io::run_record r;
   r.index = index;
   r.pattern = sched.pattern();
   r.size = size;
   r.rounds = sched.rounds();
+  r.rounds_done = rounds_done;
+  r.interrupted = stopped;
   r.active_per_node = active_per_node;
   if (active_per_node > 0) {
     r.active.assign(c.n, 0);
@@ -133,18 +186,22 @@ bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, 
   r.inline_size = (c.o.op != op_kind::read && size <= c.inline_size) ? c.inline_size : 0;
   r.events = std::move(events);
   if constexpr (std::is_same_v<Engine, engine::stream>) {
-    const auto rows = c.w.gather(std::span<const stats::pair_counters>(acc.counters));
+    const auto rows =
+        guarded("gathering counters", [&] { return c.w.gather(std::span<const stats::pair_counters>(acc.counters)); });
     if (c.me == 0) r.bw = stats::assemble(rows, c.n, size, receiver_sees_messages(c.o.op));
   } else {
-    const auto rows = c.w.gather(std::span<const stats::latency_summary>(acc.latencies));
-    const auto failed = c.w.gather(std::span<const std::uint64_t>(acc.lat_failed));
-    const auto counts = c.w.reduce_sum(acc.lat_all.counts());
+    const auto rows = guarded("gathering latencies",
+                              [&] { return c.w.gather(std::span<const stats::latency_summary>(acc.latencies)); });
+    const auto failed =
+        guarded("gathering failures", [&] { return c.w.gather(std::span<const std::uint64_t>(acc.lat_failed)); });
+    const auto counts = guarded("summing histograms", [&] { return c.w.reduce_sum(acc.lat_all.counts()); });
     struct moments {
       std::uint64_t count, min, max;
       double mean, m2;
     };
     const moments mine{acc.lat_all.count(), acc.lat_all.min(), acc.lat_all.max(), acc.lat_all.mean(), acc.lat_all.m2()};
-    const auto all_moments = c.w.gather(std::span<const moments>(&mine, 1));
+    const auto all_moments =
+        guarded("gathering moments", [&] { return c.w.gather(std::span<const moments>(&mine, 1)); });
     if (c.me == 0) {
       r.lat = stats::assemble_latency(rows, c.n);
       r.lat_all.add_counts(counts);
@@ -160,7 +217,10 @@ bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, 
   }
   if (c.me == 0) {
     print(io::format_run(c.o, r));
-    if (c.file) c.file->write_run(c.o, r);
+    if (c.file) {
+      std::lock_guard lock(c.file_mu);
+      c.file->write_run(c.o, r);
+    }
     record = std::move(r);
   }
   return clean;
@@ -201,6 +261,7 @@ int run(const mpi::world& w, int argc, char** argv) {
   }
   const options& o = *parsed.opts;
 
+  std::optional<fault> injected;
   code = step(w, [&] {
     if (n < 2) {
       throw usage_error(
@@ -208,6 +269,7 @@ int run(const mpi::world& w, int argc, char** argv) {
           "srun -n N, N >= 2");
     }
     check_same_options(w, o);
+    injected = fault_from_env(n);
   });
   if (code != exit_ok) return code;
 
@@ -230,7 +292,9 @@ int run(const mpi::world& w, int argc, char** argv) {
   code = step(w, [&] {
     if (me == 0 && !o.output.empty()) {
       file = std::make_unique<io::results_file>(o.output, o.force, n, join_command_line(argc, argv));
-      file->write_config(describe(o));
+      auto config = describe(o);
+      if (injected) config.emplace_back("RDMAMESH_FAULT", std::getenv("RDMAMESH_FAULT"));
+      file->write_config(config);
     }
   });
   if (code != exit_ok) return code;
@@ -276,7 +340,7 @@ int run(const mpi::world& w, int argc, char** argv) {
 
   const std::vector<fabric::conn_info> mine = ep->local_infos();
   const std::vector<fabric::conn_info> theirs = w.alltoall(std::span<const fabric::conn_info>(mine), o.qps);
-  code = step(w, [&] { ep->connect(theirs); });
+  code = step(w, [&] { ep->connect(theirs, injected); });
   if (code != exit_ok) return abandon_file(), code;
 
   // engine: receives are posted before the first barrier, so no peer ever finds none
@@ -290,29 +354,76 @@ int run(const mpi::world& w, int argc, char** argv) {
     }
   });
   if (code != exit_ok) return abandon_file(), code;
-  (streamer ? streamer->base() : pinger->base()).set_crowded(crowded);
+  engine::core& base = streamer ? streamer->base() : pinger->base();
+  base.set_crowded(crowded);
+  base.inject(injected);
 
   if (me == 0) {
     for (const auto& warning : fabric::sharing_warnings(ranks)) fmt::print(stderr, "rdmamesh: warning: {}\n", warning);
-    print(io::format_header(o, ranks, ep->inline_size()) + io::format_table_header(o));
+    std::string header = io::format_header(o, ranks, ep->inline_size());
+    if (injected)
+      header += fmt::format("# fault injected (test only): RDMAMESH_FAULT={}\n", std::getenv("RDMAMESH_FAULT"));
+    print(header + io::format_table_header(o));
     if (file) file->write_ranks(ranks);
   }
 
-  const context c{w, o, n, me, file.get(), ep->inline_size(), layout.window};
+  // When peers stop answering: say so, leave the file marked incomplete with everything written
+  // so far, and end this process. Rank 0 flushes first; the others give it a moment before
+  // their exit makes the launcher tear the job down.
+  std::mutex file_mu;
+  auto give_up = [&](const std::string& line) {
+    fmt::print(stderr, "rdmamesh: error: {}\n", line);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    if (file) {
+      std::lock_guard lock(file_mu);
+      try {
+        file->finish(false, "incomplete: " + line);
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "rdmamesh: error: rank 0: could not mark {} incomplete: {}\n", file->path(), e.what());
+      }
+    } else {
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+    }
+    std::_Exit(exit_system);
+  };
+  watchdog dog(give_up);
+  // A stop request: note it in the file at once, in case the launcher's SIGKILL follows
+  // before the wind-down ends (mpirun allows about a second).
+  bool stop_noted = false;
+  auto note_stop = [&] {
+    if (stop_noted || !file) return;
+    stop_noted = true;
+    std::lock_guard lock(file_mu);
+    // replaced once the cut-short run is written; left as is if the launcher kills us first
+    file->finish(false, fmt::format("interrupted by {}; the process ended before the run in progress was written",
+                                    signal_name(stop_signal())));
+  };
+  if (injected && injected->what == fault::kind::kill && injected->src == me) {
+    std::thread([seconds = injected->seconds] {
+      std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+      std::raise(SIGKILL);  // as `kill -9` from outside: no handler, no cleanup
+    }).detach();
+  }
+
+  const context c{w, o, n, me, file.get(), file_mu, ep->inline_size(), layout.window, ranks, dog, give_up, note_stop};
   std::vector<io::run_record> records;  // rank 0
   bool clean = true;
+  bool stopped = false;
   std::uint32_t index = 0;
   std::vector<std::uint32_t> everyone(n);
   for (std::uint32_t r = 0; r < n; ++r) everyone[r] = r;
   for (auto pattern : o.patterns) {
+    if (stopped) break;
     std::vector<std::size_t> ours;  // this pattern's records, size-major, then by step
     for (std::uint64_t size : o.sizes) {
       for (std::uint32_t k : steps) {
+        if (stopped) break;
         const plan::subset_schedule sched(pattern, k ? plan::active_ranks(local_of, k) : everyone, n, o.bidirectional,
                                           o.target);
         std::optional<io::run_record> record;
-        clean = (streamer ? run_one(c, *streamer, sched, size, k, record, index)
-                          : run_one(c, *pinger, sched, size, k, record, index)) &&
+        clean = (streamer ? run_one(c, *streamer, sched, size, k, record, index, stopped)
+                          : run_one(c, *pinger, sched, size, k, record, index, stopped)) &&
                 clean;
         ++index;
         run_written = true;
@@ -325,7 +436,10 @@ int run(const mpi::world& w, int argc, char** argv) {
     }
     std::vector<const io::run_record*> runs;
     for (auto i : ours) runs.push_back(&records[i]);
-    if (file && o.scaling) {
+    std::lock_guard lock(file_mu);
+    if (stopped) {
+      // a cut-short sweep has no complete axis: its runs stay under /runs only
+    } else if (file && o.scaling) {
       file->write_scaling(pattern, o.sizes, steps, runs, node_of, static_cast<std::uint32_t>(node.nodes));
     } else if (file && o.sizes.size() > 1) {
       file->write_sweep(o, pattern, runs);
@@ -333,10 +447,32 @@ int run(const mpi::world& w, int argc, char** argv) {
   }
 
   // stats: contention needs the mesh and a pairwise run of the same size
-  if (me == 0) add_contention(o, records, file.get());
-  clean = w.all_true(clean);
-  if (file) file->finish(true, clean ? "ok" : "finished with failures");
-  w.barrier();  // no rank tears down its QPs while a peer might still touch them
+  std::unique_lock lock(file_mu);
+  if (me == 0 && !stopped) add_contention(o, records, file.get());
+  lock.unlock();
+  {
+    guarded_wait g(dog, fmt::format("rank {}: the other ranks stopped answering at the end of the run", me),
+                   o.timeout_s);
+    clean = w.all_true(clean);
+  }
+  lock.lock();
+  if (stopped) {
+    const std::string line =
+        fmt::format("interrupted by {}: wrote the {} run(s) measured so far, the last one cut short{}",
+                    stop_signal() ? signal_name(stop_signal()) : "a signal to another rank", records.size(),
+                    file ? fmt::format(", to {}", file->path()) : std::string());
+    if (file) file->finish(false, line);
+    if (me == 0) fmt::print(stderr, "rdmamesh: error: {}\n", line);
+  } else if (file) {
+    file->finish(true, clean ? "ok" : "finished with failures");
+  }
+  lock.unlock();
+  {
+    guarded_wait g(dog, fmt::format("rank {}: the other ranks stopped answering at the end of the run", me),
+                   o.timeout_s);
+    w.barrier();  // no rank tears down its QPs while a peer might still touch them
+  }
+  if (stopped) return exit_interrupted;
   return clean ? exit_ok : exit_run_failures;
 }
 

@@ -89,7 +89,37 @@ std::vector<std::string> core::take_events() {
   return out;
 }
 
-std::string core::completion_error(const ibv_wc& wc, const char* what) const {
+bool core::post_probe(const fabric::session_link& s) {
+  ibv_send_wr wr{};
+  wr.wr_id = probe_bit | s.session;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = s.remote_addr;
+  wr.wr.rdma.rkey = s.rkey;
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(s.qp, &wr, &bad); rc != 0) {
+    event(fmt::format("rank {} -> rank {}: ibv_post_send(qp={:#x}, liveness probe) failed: {}", rank_, s.peer,
+                      s.qp->qp_num, std::strerror(rc)));
+    return false;
+  }
+  return true;
+}
+
+void core::inject(const std::optional<fault>& f) {
+  if (f && f->what == fault::kind::corrupt && f->src == rank_) {
+    corrupt_peer_ = f->dst;
+    corrupt_seq_ = f->message;
+  }
+}
+
+std::string core::completion_error(const ibv_wc& wc, const char* what) {
+  if (wc.status == IBV_WC_RETRY_EXC_ERR || wc.status == IBV_WC_RNR_RETRY_EXC_ERR) {
+    if (const int s = session_of_qp(wc.qp_num); s >= 0) {
+      const std::uint32_t peer = links_[static_cast<std::size_t>(s)].peer;
+      auto it = std::lower_bound(suspects_.begin(), suspects_.end(), peer);
+      if (it == suspects_.end() || *it != peer) suspects_.insert(it, peer);
+    }
+  }
   return fmt::format("{} completion failed: {} (status {}, vendor_err {:#x}, qp {:#x})", what,
                      ibv_wc_status_str(wc.status), static_cast<int>(wc.status), wc.vendor_err, wc.qp_num);
 }

@@ -1,6 +1,7 @@
 // Ping-pong latency engine. Slots per session: rx 0 takes pings, rx 1 pongs; tx 0 is the
 // ping source, tx 1 the pong source, so a rank can ping and answer the same peer at once.
 #include "rdmamesh/engine/pingpong.hpp"
+#include "rdmamesh/util/stop.hpp"
 
 #include <arpa/inet.h>
 #include <sched.h>
@@ -95,11 +96,12 @@ void pingpong::start() {
 }
 
 void pingpong::advance_phase(clock::time_point now) {
-  if (phase_ == phase::warmup && now >= deadline_measure_) phase_ = phase::measure;
+  const bool stop = stop_requested();  // SIGTERM/SIGINT: end the interval now, keep what it measured
+  if (phase_ == phase::warmup && (now >= deadline_measure_ || stop)) phase_ = phase::measure;
   if (phase_ == phase::measure) {
     const bool all_done = std::all_of(flows_.begin(), flows_.end(),
                                       [](const flow& f) { return !f.initiating || f.failed || f.pings >= f.limit; });
-    if (now >= deadline_end_ || all_done) phase_ = phase::drain;
+    if (now >= deadline_end_ || all_done || stop) phase_ = phase::drain;
   }
 }
 
@@ -236,6 +238,11 @@ void pingpong::poll_send_cq() {
   activity_ += static_cast<std::uint64_t>(n);
   for (int i = 0; i < n; ++i) {
     const ibv_wc& wc = wcs[i];
+    if (is_probe(wc.wr_id)) {
+      if (wc.status != IBV_WC_SUCCESS)
+        fail(flows_[wc.wr_id & ~probe_bit], core_.completion_error(wc, "liveness probe"));
+      continue;
+    }
     flow& f = flows_[wc.wr_id >> seq_bits];
     if (wc.status != IBV_WC_SUCCESS) {
       fail(f, core_.completion_error(wc, "send"));
@@ -333,6 +340,12 @@ std::vector<stats::latency_summary> pingpong::round_results() const {
     if (f.initiating) out[f.link.peer] = stats::summarize(*f.hist);
   }
   return out;
+}
+
+void pingpong::probe() {
+  for (auto& f : flows_) {
+    if (f.link.lane == 0 && !f.failed && f.completed == f.posted) core_.post_probe(f.link);
+  }
 }
 
 std::vector<std::uint64_t> pingpong::round_failures() const {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "rdmamesh/util/pattern.hpp"
+#include "rdmamesh/util/stop.hpp"
 
 namespace rdmamesh::engine {
 
@@ -90,7 +91,8 @@ void stream::start() {
 }
 
 void stream::advance_phase(clock::time_point now) {
-  if (phase_ == phase::warmup && now >= deadline_measure_) {
+  const bool stop = stop_requested();  // SIGTERM/SIGINT: end the interval now, keep what it measured
+  if (phase_ == phase::warmup && (now >= deadline_measure_ || stop)) {
     phase_ = phase::measure;
     t_measure_ = now;
     for (auto& t : tx_) t.at_start = t.completed;
@@ -102,7 +104,7 @@ void stream::advance_phase(clock::time_point now) {
     const bool all_posted =
         !core_.opts().duration_mode() &&
         std::all_of(tx_.begin(), tx_.end(), [](const tx_session& t) { return t.failed || t.posted >= t.limit; });
-    if (now >= deadline_end_ || all_posted) {
+    if (now >= deadline_end_ || all_posted || stop) {
       phase_ = phase::drain;
       t_end_ = now;
       for (auto& t : tx_) t.at_end = t.completed;
@@ -190,6 +192,12 @@ void stream::verify_final() {
       }
     }
     r.received = total;  // one-sided: what landed is what the sender completed
+  }
+}
+
+void stream::probe() {
+  for (auto& t : tx_) {
+    if (t.link.lane == 0 && !t.failed && t.completed == t.posted) core_.post_probe(t.link);
   }
 }
 

@@ -36,7 +36,10 @@ bool stream::post_batch(tx_session& s, std::uint64_t n, bool signal_last) {
   for (std::uint64_t i = 0; i < n; ++i) {
     const std::uint64_t seq = s.posted + i;
     std::byte* local = core_.buf() + l.tx_offset(s.link.session, seq);
-    if (verify && !read) fill_pattern(local, size_, {core_.rank(), s.link.peer, seq, s.link.lane});
+    if (verify && !read) {
+      fill_pattern(local, size_, {core_.rank(), s.link.peer, seq, s.link.lane});
+      if (core_.corrupts(s.link.peer, s.link.lane, seq)) local[size_ / 2] ^= std::byte{0xff};
+    }
     const bool group_end = seq + 1 == next_signal;
     if (group_end) next_signal += cq_mod_;
     const bool signaled = group_end || seq + 1 == s.limit || (signal_last && i + 1 == n);
@@ -81,6 +84,11 @@ void stream::poll_send_cq() {
   const bool check_reads = core_.opts().verify && opcode_ == IBV_WR_RDMA_READ;
   for (int i = 0; i < n; ++i) {
     const ibv_wc& wc = wcs[i];
+    if (is_probe(wc.wr_id)) {
+      if (wc.status != IBV_WC_SUCCESS)
+        fail_tx(tx_[wc.wr_id & ~probe_bit], core_.completion_error(wc, "liveness probe"));
+      continue;
+    }
     tx_session& s = tx_[wc.wr_id >> seq_bits];
     if (wc.status != IBV_WC_SUCCESS) {
       fail_tx(s, core_.completion_error(wc, "send"));

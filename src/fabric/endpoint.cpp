@@ -137,7 +137,7 @@ std::vector<conn_info> endpoint::local_infos() const {
   return out;
 }
 
-void endpoint::connect(std::span<const conn_info> remote) {
+void endpoint::connect(std::span<const conn_info> remote, const std::optional<fault>& injected) {
   if (remote.size() != std::size_t{n_ranks_} * layout_.qps) {
     throw std::logic_error(
         fmt::format("connect: {} infos for {} ranks x {} QPs", remote.size(), n_ranks_, layout_.qps));
@@ -169,7 +169,11 @@ void endpoint::connect(std::span<const conn_info> remote) {
         std::clamp<std::uint32_t>(std::min<std::uint32_t>(limits_.max_qp_init_rd_atom, r.max_rd_atomic), 1, 255));
     verbs::to_rts(*qps_[s], rts);
 
-    links_.push_back({peer, lane, s, qps_[s]->get(), r.addr, r.rkey, r.slots, r.slot_stride});
+    std::uint32_t rkey = r.rkey;
+    // RDMAMESH_FAULT=rkey:SRC:DST: a key the peer never issued, so its NIC answers with a
+    // remote access error, as a stale or mixed-up key would in a real job
+    if (injected && injected->what == fault::kind::rkey && injected->hits(rank_, peer)) rkey = ~rkey;
+    links_.push_back({peer, lane, s, qps_[s]->get(), r.addr, rkey, r.slots, r.slot_stride});
   }
 }
 

@@ -169,6 +169,10 @@ std::string format_run(const options& o, const run_record& r) {
     if (any_nonzero(r.lat_flags))
       out += fmt::format("# failed pairs: {}\n", fmt::join(nonzero_pairs(r.lat_flags), " "));
   }
+  if (r.interrupted) {
+    out += fmt::format("# interrupted: round {} of {} was cut short by a stop request; later rounds did not run\n",
+                       r.rounds_done, r.rounds);
+  }
   for (const auto& e : r.events) out += fmt::format("# event: {}\n", e);
   return out;
 }

@@ -26,7 +26,7 @@ io::run_record bw_record(std::uint32_t n, pattern_kind p) {
   io::run_record rec;
   rec.pattern = p;
   rec.size = 12500000;  // 10 messages a second: 1 Gb/s per pair
-  rec.rounds = 1;
+  rec.rounds = rec.rounds_done = 1;
   rec.bw = stats::assemble(rows, n, rec.size, true);
   return rec;
 }
@@ -122,7 +122,7 @@ TEST_CASE("a latency row prints the percentiles in microseconds") {
   io::run_record rec;
   rec.pattern = pattern_kind::pairs;
   rec.size = 8;
-  rec.rounds = 2;
+  rec.rounds = rec.rounds_done = 2;
   std::vector<stats::latency_summary> rows(4);
   rows[1] = {.count = 3,
              .min = 1000,

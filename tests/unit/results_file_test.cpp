@@ -77,7 +77,7 @@ io::run_record sample(std::uint32_t n, std::uint64_t size = 1024) {
   rec.index = 0;
   rec.pattern = pattern_kind::mesh;
   rec.size = size;
-  rec.rounds = 1;
+  rec.rounds = rec.rounds_done = 1;
   rec.cq_mod = 100;
   rec.bw = stats::assemble(rows, n, size, true);
   rec.events = {"event one"};

@@ -5,6 +5,7 @@
 // collective, in the same order, so one rank's failure cannot hang the others.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <span>
 #include <string>
@@ -15,6 +16,7 @@
 #include "rdmamesh/cli/options.hpp"
 #include "rdmamesh/engine/core.hpp"
 #include "rdmamesh/mpi/world.hpp"
+#include "rdmamesh/util/stop.hpp"
 
 namespace rdmamesh::app {
 
@@ -30,15 +32,18 @@ bool progress_until(Engine& e, Done done, double timeout_s) {
   return true;
 }
 
-// Returns this rank's failures of the round, one line each. `on_stuck` runs (and must not
-// return) when the other ranks never reach the exchange: a rank died or hangs.
-template <class Engine, class OnStuck>
-std::vector<std::string> run_round(const mpi::world& w, Engine& eng, const options& o, OnStuck on_stuck) {
+// Returns this rank's failures of the round, one line each. `on_stuck(what)` runs (and must not
+// return) when the other ranks never reach the exchange: a rank died or hangs. `on_stop()` runs
+// when a stop request ended the interval, before anything waits on the other ranks.
+template <class Engine, class OnStuck, class OnStop>
+std::vector<std::string> run_round(const mpi::world& w, Engine& eng, const options& o, OnStuck on_stuck,
+                                   OnStop on_stop) {
   const auto me = w.rank();
   std::vector<std::string> errors;
   try {
     eng.start();
     while (eng.sending()) eng.progress();
+    if (stop_requested()) on_stop();
     if (!progress_until(
             eng, [&] { return eng.drained(); }, o.timeout_s)) {
       errors.push_back(fmt::format("rank {}: timed out after {:g} s draining sends (still waiting for {})", me,
@@ -51,10 +56,23 @@ std::vector<std::string> run_round(const mpi::world& w, Engine& eng, const optio
   const std::vector<std::uint64_t> sent = eng.completed_by_lane();
   std::vector<std::uint64_t> expected(sent.size(), 0);
   {
+    // Peers that are late to the exchange get a liveness probe; a peer whose NIC stopped
+    // answering (probe or round traffic ran out of retries) will never come, so stop waiting.
+    constexpr double probe_after_s = 2.0;
     mpi::request req = w.ialltoall(std::span<const std::uint64_t>(sent), std::span<std::uint64_t>(expected), o.qps);
-    if (!progress_until(
-            eng, [&] { return req.test(); }, o.timeout_s))
-      on_stuck();
+    const auto t0 = engine::clock::now();
+    bool probed = false;
+    while (!req.test()) {
+      eng.progress();
+      const double waited = std::chrono::duration<double>(engine::clock::now() - t0).count();
+      if (!probed && waited >= probe_after_s) {
+        eng.probe();
+        probed = true;
+      }
+      if ((waited >= probe_after_s && !eng.base().suspects().empty()) || waited >= o.timeout_s) {
+        on_stuck(fmt::format("exchanging the round's message counts (waited {:.0f} s)", waited));
+      }
+    }
   }
   eng.expect(expected);
   if (!progress_until(

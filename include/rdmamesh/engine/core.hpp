@@ -16,6 +16,7 @@
 #include "rdmamesh/fabric/endpoint.hpp"
 #include "rdmamesh/plan/layout.hpp"
 #include "rdmamesh/plan/schedule.hpp"
+#include "rdmamesh/util/fault.hpp"
 
 namespace rdmamesh::engine {
 
@@ -33,6 +34,12 @@ inline constexpr std::uint64_t seq_mask = (std::uint64_t{1} << seq_bits) - 1;
 constexpr std::uint64_t make_wr_id(std::uint32_t session, std::uint64_t seq) {
   return (std::uint64_t{session} << seq_bits) | (seq & seq_mask);
 }
+// A liveness probe's wr_id: the top bit, then the session. No data WR comes near it.
+inline constexpr std::uint64_t probe_bit = std::uint64_t{1} << 63;
+constexpr bool is_probe(std::uint64_t wr_id) {
+  return (wr_id & probe_bit) != 0;
+}
+
 // How many WRs a completion for `wr_id` retires when `completed` were retired before.
 constexpr std::uint64_t retired_by(std::uint64_t wr_id, std::uint64_t completed) {
   return (((wr_id & seq_mask) - (completed & seq_mask)) & seq_mask) + 1;
@@ -70,7 +77,20 @@ class core {
   const std::vector<std::string>& events() const { return events_; }
   std::vector<std::string> take_events();
 
-  std::string completion_error(const ibv_wc& wc, const char* what) const;
+  // The event line for a failed completion. A retry-exceeded status also makes the peer a
+  // suspect: its NIC stopped acknowledging, the mark of a dead process or a broken link.
+  std::string completion_error(const ibv_wc& wc, const char* what);
+  const std::vector<std::uint32_t>& suspects() const { return suspects_; }  // sorted peer ranks
+
+  // A zero-length signaled RDMA WRITE on an idle session's QP: a live peer's NIC acknowledges
+  // it at once, a dead peer's does not, and the QP reports retry-exceeded. False if the post failed.
+  bool post_probe(const fabric::session_link& s);
+
+  // RDMAMESH_FAULT=corrupt:SRC:DST:MSG on rank SRC: damage that one payload after filling it.
+  void inject(const std::optional<fault>& f);
+  bool corrupts(std::uint32_t peer, std::uint32_t lane, std::uint64_t seq) const {
+    return peer == corrupt_peer_ && lane == 0 && seq == corrupt_seq_;
+  }
 
   // Another rank is pinned onto one of this rank's CPUs: give the CPU away on empty passes.
   void set_crowded(bool crowded) { crowded_ = crowded; }
@@ -91,7 +111,10 @@ class core {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> by_qp_;  // (qp_num, session), sorted
   std::vector<std::string> events_;
   std::uint64_t mismatches_ = 0;
+  std::vector<std::uint32_t> suspects_;
   bool crowded_ = false;
+  std::uint32_t corrupt_peer_ = UINT32_MAX;
+  std::uint64_t corrupt_seq_ = 0;
 };
 
 }  // namespace rdmamesh::engine

@@ -31,6 +31,7 @@ class pingpong {
   void expect(std::span<const std::uint64_t> by_lane);   // pings each peer completed toward us
   bool received_all() const;                             // every one of them answered
   void verify_final() {}
+  void probe();  // see stream::probe
 
   std::string pending() const;
   std::vector<stats::latency_summary> round_results() const;        // by rank, as initiator

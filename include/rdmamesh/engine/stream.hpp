@@ -32,7 +32,8 @@ class stream {
   bool received_all() const;
   void verify_final();  // --op write --verify: check what the round left in our slots
 
-  std::string pending() const;                              // what a wait still waits for, for timeout messages
+  void probe();                 // a liveness probe to every peer on an idle lane-0 QP (see core::post_probe)
+  std::string pending() const;  // what a wait still waits for, for timeout messages
   std::vector<stats::pair_counters> round_results() const;  // by rank, lanes summed
   core& base() { return core_; }
 

@@ -13,6 +13,7 @@
 #include "rdmamesh/fabric/conn_info.hpp"
 #include "rdmamesh/fabric/select.hpp"
 #include "rdmamesh/plan/layout.hpp"
+#include "rdmamesh/util/fault.hpp"
 #include "rdmamesh/verbs/cq.hpp"
 #include "rdmamesh/verbs/mr.hpp"
 #include "rdmamesh/verbs/qp.hpp"
@@ -59,7 +60,7 @@ class endpoint {
   // qps entries per rank (our own rank's left zero), for MPI_Alltoall with qps per rank.
   std::vector<conn_info> local_infos() const;
   // `remote[r * qps + lane]` is what rank r sent us for that lane. Validates, then RTS.
-  void connect(std::span<const conn_info> remote);
+  void connect(std::span<const conn_info> remote, const std::optional<fault>& injected = std::nullopt);
 
   std::span<const session_link> sessions() const { return links_; }
   std::byte* buffer() const { return buf_->data(); }

@@ -18,6 +18,8 @@ struct run_record {
   pattern_kind pattern = pattern_kind::mesh;
   std::uint64_t size = 0;
   std::uint32_t rounds = 0;
+  std::uint32_t rounds_done = 0;      // rounds that ran, the last maybe cut short
+  bool interrupted = false;           // a stop request (SIGTERM/SIGINT) ended the run early
   std::uint32_t active_per_node = 0;  // --scaling: ranks per node active (0: every rank)
   std::vector<std::uint8_t> active;   // 1 per rank that took part
   std::uint32_t cq_mod = 1;           // effective at this size

@@ -24,6 +24,7 @@ enum exit_code : int {
   exit_run_failures = 1,  // the run finished but pairs failed or payloads mismatched
   exit_usage = 2,         // bad input; nothing was measured
   exit_system = 3,        // verbs, MPI or I/O failure
+  exit_interrupted = 4,   // SIGTERM/SIGINT: what was measured is written, the rest never ran
 };
 
 }  // namespace rdmamesh

@@ -60,7 +60,9 @@ struct rts_params {
   std::uint32_t sq_psn = 0;
   std::uint8_t max_rd_atomic = 1;  // READs we may have in flight
   std::uint8_t timeout = 14;       // 4.096 us * 2^14 = 67 ms per transport retry
-  std::uint8_t retry_cnt = 7;
+  // 6, not 7: SoftRoCE treats a retry_cnt of 7 like rnr_retry's 7 and retries forever, so a
+  // dead peer would never surface as retry-exceeded (IB hardware: 6 or 7 retries, all the same)
+  std::uint8_t retry_cnt = 6;
   std::uint8_t rnr_retry = 7;  // 7 = retry forever: a slow receiver is backpressure, not failure
 };
 

@@ -1,0 +1,34 @@
+// Test-only fault injection, so CI can prove what rdmamesh does when things break:
+//   RDMAMESH_FAULT=rkey:SRC:DST          SRC uses a wrong rkey toward DST (remote access error)
+//   RDMAMESH_FAULT=corrupt:SRC:DST[:N]   SRC flips a byte of its N-th message to DST (default 5);
+//                                        with --verify the receiver must report it
+//   RDMAMESH_FAULT=kill:RANK[:SECONDS]   RANK kills itself with SIGKILL that long (default 2)
+//                                        into the first traffic round, as `kill -9` would
+// Not a user feature: it is parsed strictly and named in the header when set.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rdmamesh {
+
+struct fault {
+  enum class kind : std::uint8_t { rkey, corrupt, kill };
+  kind what = kind::rkey;
+  std::uint32_t src = 0;  // kill: the rank that dies
+  std::uint32_t dst = 0;
+  std::uint64_t message = 5;  // corrupt
+  double seconds = 2.0;       // kill
+
+  bool hits(std::uint32_t from, std::uint32_t to) const { return src == from && dst == to; }
+};
+
+// nullopt for an empty spec; throws usage_error naming the accepted forms otherwise.
+std::optional<fault> parse_fault(std::string_view spec, std::uint32_t n_ranks);
+
+// RDMAMESH_FAULT from the environment.
+std::optional<fault> fault_from_env(std::uint32_t n_ranks);
+
+}  // namespace rdmamesh

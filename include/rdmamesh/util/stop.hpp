@@ -1,0 +1,13 @@
+// Termination requests: SIGTERM (Slurm's time limit, mpirun passing on a Ctrl-C) or SIGINT.
+// The first asks the run to wind down (the engines end the current interval, the driver writes
+// what was measured); a second ends the process at once.
+#pragma once
+
+namespace rdmamesh {
+
+void install_stop_handlers();
+bool stop_requested();       // async-signal-safe flag; cheap enough for a progress loop
+int stop_signal();           // the signal that asked, 0 if none
+void request_stop(int sig);  // as if `sig` arrived (tests)
+
+}  // namespace rdmamesh

@@ -1,0 +1,58 @@
+// The fault-injection switch is strict: CI relies on it doing exactly what it says, and a typo
+// must not silently run a clean test that then "passes".
+#include <doctest/doctest.h>
+
+#include "rdmamesh/util/error.hpp"
+#include "rdmamesh/util/fault.hpp"
+#include "rdmamesh/util/stop.hpp"
+
+using namespace rdmamesh;
+
+TEST_CASE("parse_fault reads each kind with its defaults") {
+  CHECK_FALSE(parse_fault("", 4).has_value());
+
+  const auto rkey = parse_fault("rkey:1:3", 4);
+  REQUIRE(rkey);
+  CHECK(rkey->what == fault::kind::rkey);
+  CHECK(rkey->hits(1, 3));
+  CHECK_FALSE(rkey->hits(3, 1));
+
+  const auto corrupt = parse_fault("corrupt:0:2", 4);
+  REQUIRE(corrupt);
+  CHECK(corrupt->what == fault::kind::corrupt);
+  CHECK(corrupt->message == 5);
+  CHECK(parse_fault("corrupt:0:2:77", 4)->message == 77);
+
+  const auto kill = parse_fault("kill:2", 4);
+  REQUIRE(kill);
+  CHECK(kill->what == fault::kind::kill);
+  CHECK(kill->src == 2);
+  CHECK(kill->seconds == doctest::Approx(2.0));
+  CHECK(parse_fault("kill:3:0.5", 4)->seconds == doctest::Approx(0.5));
+}
+
+TEST_CASE("parse_fault rejects typos with the accepted forms") {
+  for (const char* spec :
+       {"rkey", "rkey:1", "rkey:1:2:3", "rkey:1:1", "rkey:1:4", "rkey:-1:2", "rkey:a:2", "corrupt:0:1:x",
+        "corrupt:0:1:2:3", "kill", "kill:9", "kill:1:soon", "kill:1:-2", "kill:1:2:3", "flip:0:1", ":"}) {
+    CAPTURE(spec);
+    try {
+      (void)parse_fault(spec, 4);
+      FAIL("accepted");
+    } catch (const usage_error& e) {
+      const std::string msg = e.what();
+      CHECK(msg.find("RDMAMESH_FAULT") != std::string::npos);
+      CHECK(msg.find("rkey:SRC:DST") != std::string::npos);
+      CHECK(msg.find('\n') == std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("a stop request is remembered with its signal") {
+  CHECK_FALSE(stop_requested());
+  request_stop(15);
+  CHECK(stop_requested());
+  CHECK(stop_signal() == 15);
+  request_stop(0);  // tests share the process: leave it as found
+  CHECK_FALSE(stop_requested());
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+"""Assert what a results file says after a fault: which pairs failed, what survived, how it ended.
+
+  check_faults.py FILE pair-failed SRC DST        only SRC<->DST flagged, with the completion status named
+  check_faults.py FILE corrupt SRC DST MSG        one mismatch, on SRC->DST, naming the message
+  check_faults.py FILE incomplete RUNS TEXT       complete=0, status contains TEXT, RUNS whole runs kept
+  check_faults.py FILE interrupted RUNS           complete=0, RUNS runs, the last one cut short but measured
+"""
+import sys
+
+import h5py
+import numpy as np
+
+errors = []
+
+
+def check(cond, what):
+    if not cond:
+        errors.append(what)
+
+
+def off_diagonal(n):
+    return ~np.eye(n, dtype=bool)
+
+
+def main():
+    path, what, *args = sys.argv[1:]
+    with h5py.File(path, "r") as f:
+        n = int(f.attrs["n_ranks"])
+        runs = [f["runs"][k] for k in sorted(f["runs"].keys())] if "runs" in f else []
+        status = f.attrs["status"]
+        if what == "pair-failed":
+            src, dst = int(args[0]), int(args[1])
+            check(int(f.attrs["complete"]) == 1, f"complete is {f.attrs['complete']}: the rest of the mesh must finish")
+            check(status == "finished with failures", f"status is {status!r}")
+            run = runs[0]
+            flags = run["flags"][:]
+            bad = {(a, b) for a in range(n) for b in range(n) if flags[a, b]}
+            check((src, dst) in bad, f"pair {src}->{dst} not flagged: {sorted(bad)}")
+            check(bad <= {(src, dst), (dst, src)}, f"pairs other than {src}<->{dst} flagged: {sorted(bad)}")
+            tx = run["tx_bw"][:]
+            for a in range(n):
+                for b in range(n):
+                    if a != b and (a, b) not in bad:
+                        check(tx[a, b] > 0, f"healthy pair {a}->{b} has tx_bw {tx[a, b]}")
+            events = [e.decode() if isinstance(e, bytes) else e for e in run["events"][:]]
+            named = [e for e in events if e.startswith(f"rank {src} -> rank {dst}:")]
+            check(any("remote access error" in e and "vendor_err" in e for e in named),
+                  f"no event names the remote access error of {src}->{dst}: {events}")
+        elif what == "corrupt":
+            src, dst, msg = int(args[0]), int(args[1]), int(args[2])
+            run = runs[0]
+            ve = run["verify_errors"][:]
+            check(ve[src, dst] == 1, f"verify_errors[{src},{dst}] is {ve[src, dst]}, expected 1")
+            check(ve.sum() == 1, f"{ve.sum()} mismatches in all, expected exactly 1")
+            events = [e.decode() if isinstance(e, bytes) else e for e in run["events"][:]]
+            check(any(e.startswith(f"verify: rank {src} -> rank {dst} lane 0 message {msg}: byte ") for e in events),
+                  f"no event names pair, message and byte: {events}")
+            check(run["flags"][:].sum() == 0, "a pair is flagged failed: corruption must not break the connection")
+        elif what == "incomplete":
+            want_runs, text = int(args[0]), args[1]
+            check(int(f.attrs["complete"]) == 0, "complete is 1 after a rank died")
+            check(text in status, f"status {status!r} lacks {text!r}")
+            check(len(runs) == want_runs, f"{len(runs)} runs kept, expected {want_runs}")
+            for run in runs:
+                tx = run["tx_bw"][:]
+                check(np.all(tx[off_diagonal(n)] > 0), f"run {run.name}: a pair measured nothing")
+        elif what == "interrupted":
+            want_runs = int(args[0])
+            check(int(f.attrs["complete"]) == 0, "complete is 1 after SIGTERM")
+            check("interrupted by SIGTERM" in status, f"status is {status!r}")
+            check(len(runs) == want_runs, f"{len(runs)} runs, expected {want_runs}")
+            for i, run in enumerate(runs):
+                last = i == len(runs) - 1
+                check(int(run.attrs["interrupted"]) == (1 if last else 0),
+                      f"run {run.name}: interrupted is {run.attrs['interrupted']}")
+                tx = run["tx_bw"][:]
+                check(np.all(tx[off_diagonal(n)] > 0), f"run {run.name}: a pair measured nothing")
+        else:
+            sys.exit(f"unknown check {what}")
+    for e in errors:
+        print(f"check_faults: {path}: {e}")
+    sys.exit(1 if errors else 0)
+
+
+if __name__ == "__main__":
+    main()
