@@ -35,6 +35,7 @@
 #include "rdmamesh/stats/matrix.hpp"
 #include "rdmamesh/util/fault.hpp"
 #include "rdmamesh/util/stop.hpp"
+#include "rdmamesh/util/units.hpp"
 
 namespace rdmamesh::app {
 namespace {
@@ -321,6 +322,15 @@ int run(const mpi::world& w, int argc, char** argv) {
       }
     }
     topo = std::make_shared<fabric::topology>();
+    // every rank on this node pins its buffer: check it fits before the kernel OOM-kills a rank
+    const std::uint64_t node_bytes = layout.total_bytes() * static_cast<std::uint64_t>(node.local_size);
+    if (const std::uint64_t ram = topo->total_memory(); ram > 0 && node_bytes > ram / 10 * 9) {
+      throw usage_error(fmt::format(
+          "the buffers need {} per rank, {} for the {} ranks on {}, more than 90% of its {} of memory; lower "
+          "--size or --peer-buffer, or run fewer ranks per node",
+          format_size(layout.total_bytes()), format_size(node_bytes), node.local_size, fabric::this_host(),
+          format_size(ram)));
+    }
     where = fabric::place(topo->describe(usable), node.local_rank, node.local_size, o.bind, o.ib_dev);
     if (where->source == fabric::bound_by::rdmamesh) topo->bind_process(where->pu);
     options chosen = o;

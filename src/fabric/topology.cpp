@@ -58,6 +58,10 @@ std::shared_ptr<topology> topology::synthetic(const std::string& description) {
   return std::shared_ptr<topology>(new topology(std::move(owned)));
 }
 
+std::uint64_t topology::total_memory() const {
+  return hwloc_get_root_obj(topo_.get())->total_memory;
+}
+
 topo_desc topology::describe(const std::vector<std::string>& devices) const {
   hwloc_topology_t t = topo_.get();
   topo_desc d;

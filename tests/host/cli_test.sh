@@ -26,8 +26,8 @@ run() {
   if ! grep -qE -- "$pattern" "$tmp/err" "$tmp/out"; then
     echo "FAIL $name: output lacks /$pattern/"; sed 's/^/    /' "$tmp/err" "$tmp/out" | head -8; fails=$((fails + 1)); return
   fi
-  if [ "$took" -gt 10 ]; then
-    echo "FAIL $name: took ${took}s (limit 10)"; fails=$((fails + 1)); return
+  if [ "$took" -gt 5 ]; then
+    echo "FAIL $name: took ${took}s (limit 5)"; fails=$((fails + 1)); return
   fi
   echo "ok   $name (${took}s)"
 }
@@ -41,6 +41,11 @@ run "-n with -D"          2 "excludes"                           -- -np 2 "$bin"
 run "single rank"         2 "at least 2 ranks.*mpirun -np N"     -- -np 1 "$bin"
 run "options differ"      2 "--size is '4K' on this rank but '64K' on rank 0.*\\[rank 1\\]" \
                                                                   -- -np 1 "$bin" -s 64K : -np 1 "$bin" -s 4K
+run "size too big"        2 "--size is at most 2G"               -- -np 2 "$bin" -s 1T
+run "env differs"         2 "environment variable RDMAMESH_FAULT is '\(unset\)' on this rank but 'rkey:0:1' on rank 0.*mpirun -x RDMAMESH_FAULT" \
+                                                                  -- -np 1 env RDMAMESH_FAULT=rkey:0:1 "$bin" : -np 1 "$bin"
+run "bad fault spec"      2 "RDMAMESH_FAULT='flip:0:1': unknown fault 'flip'; use rkey:SRC:DST" \
+                                                                  -- -x RDMAMESH_FAULT=flip:0:1 -np 2 "$bin"
 echo precious > "$tmp/exists.h5"
 run "output exists"       2 "exists; pass --force"               -- -np 2 "$bin" -o "$tmp/exists.h5"
 [ "$(cat "$tmp/exists.h5")" = precious ] || { echo "FAIL output exists: file was modified"; fails=$((fails + 1)); }

@@ -3,6 +3,7 @@
 // bind this process, allocate memory on a NUMA node.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,6 +49,7 @@ class topology {
   // the system refuses (the buffer then says so). Free with free_memory.
   void* allocate(std::size_t bytes, int numa, bool* on_node) const;
   void free_memory(void* p, std::size_t bytes) const;
+  std::uint64_t total_memory() const;  // bytes of RAM on this machine, all NUMA nodes
 
  private:
   struct deleter {
