@@ -304,10 +304,10 @@ parse_outcome parse_command_line(int argc, const char* const* argv) {
     out.text = std::string("rdmamesh ") + tool_version + "\n";
   } catch (const CLI::ParseError& e) {
     out.exit_code = exit_usage;
-    out.text = fmt::format("{} (see rdmamesh --help)", e.what());
+    out.text = printable(fmt::format("{} (see rdmamesh --help)", e.what()));  // it may echo raw input
   } catch (const usage_error& e) {
     out.exit_code = exit_usage;
-    out.text = e.what();
+    out.text = printable(e.what());
   }
   return out;
 }

@@ -22,12 +22,26 @@ std::string lower(std::string_view s) {
 
 }  // namespace
 
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::uint64_t parse_size(std::string_view text, std::string_view what) {
   auto bad = [&] {
     return usage_error(
         fmt::format("invalid {} '{}': expected a whole number of bytes with an optional unit "
                     "K, M, G or T (powers of 1024), e.g. 64K or 1MiB",
-                    what, text));
+                    what, printable(text)));
   };
   std::uint64_t value = 0;
   const auto* first = text.data();
@@ -35,7 +49,7 @@ std::uint64_t parse_size(std::string_view text, std::string_view what) {
   if (first == last || !std::isdigit(static_cast<unsigned char>(*first))) throw bad();
   auto [ptr, ec] = std::from_chars(first, last, value);
   if (ec == std::errc::result_out_of_range) {
-    throw usage_error(fmt::format("invalid {} '{}': too large", what, text));
+    throw usage_error(fmt::format("invalid {} '{}': too large", what, printable(text)));
   }
   if (ec != std::errc()) throw bad();
 
@@ -58,7 +72,7 @@ std::uint64_t parse_size(std::string_view text, std::string_view what) {
   for (const auto& [name, scale] : units) {
     if (unit != name) continue;
     if (value > std::numeric_limits<std::uint64_t>::max() / scale) {
-      throw usage_error(fmt::format("invalid {} '{}': too large", what, text));
+      throw usage_error(fmt::format("invalid {} '{}': too large", what, printable(text)));
     }
     return value * scale;
   }

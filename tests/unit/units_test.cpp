@@ -55,3 +55,15 @@ TEST_CASE("to_gbps converts bytes per second to gigabits per second") {
   CHECK(to_gbps(125e6) == doctest::Approx(1.0));
   CHECK(to_gbps(12.5e9) == doctest::Approx(100.0));
 }
+
+TEST_CASE("a rejected size echoes control bytes escaped, keeping the error on one line") {
+  try {
+    (void)parse_size("\n:'", "--size");
+    FAIL("accepted");
+  } catch (const usage_error& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find('\n') == std::string::npos);
+    CHECK(msg.find("'\\x0a:''") != std::string::npos);
+  }
+  CHECK(printable("a\tb\x7f") == "a\\x09b\\x7f");
+}

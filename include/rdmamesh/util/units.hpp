@@ -18,6 +18,9 @@ std::uint64_t parse_size(std::string_view text, std::string_view what = "size");
 // The shortest exact spelling: 65536 -> "64K", 1000 -> "1000", 3 MiB -> "3M".
 std::string format_size(std::uint64_t bytes);
 
+// User input as it may appear in a one-line message: control bytes become \xNN.
+std::string printable(std::string_view text);
+
 // Bytes per second as gigabits per second (10^9 bit/s), the unit of the console matrix.
 constexpr double to_gbps(double bytes_per_s) {
   return bytes_per_s * 8.0 / 1e9;
