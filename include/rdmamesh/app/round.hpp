@@ -5,7 +5,6 @@
 // collective, in the same order, so one rank's failure cannot hang the others.
 #pragma once
 
-#include <algorithm>
 #include <chrono>
 #include <span>
 #include <string>
