@@ -78,20 +78,11 @@ void pingpong::begin_round(std::uint64_t size, const plan::round_role& role) {
 }
 
 void pingpong::start() {
-  const options& o = core_.opts();
   t_start_ = clock::now();
-  const auto secs = [](double s) {
-    return std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(s));
-  };
-  if (o.duration_mode()) {
-    deadline_measure_ = t_start_ + secs(o.warmup_s);
-    deadline_end_ = deadline_measure_ + secs(o.duration_s);
-    phase_ = phase::warmup;
-  } else {
-    deadline_measure_ = t_start_;
-    deadline_end_ = clock::time_point::max();
-    phase_ = phase::measure;
-  }
+  const round_deadlines d = deadlines_for(core_.opts(), t_start_);
+  deadline_measure_ = d.measure_from;
+  deadline_end_ = d.end_by;
+  phase_ = core_.opts().duration_mode() ? phase::warmup : phase::measure;
   advance_phase(t_start_);
 }
 

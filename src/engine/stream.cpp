@@ -72,21 +72,12 @@ void stream::begin_round(std::uint64_t size, const plan::round_role& role) {
 }
 
 void stream::start() {
-  const options& o = core_.opts();
   t_start_ = clock::now();
-  const auto secs = [](double s) {
-    return std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(s));
-  };
-  if (o.duration_mode()) {
-    deadline_measure_ = t_start_ + secs(o.warmup_s);
-    deadline_end_ = deadline_measure_ + secs(o.duration_s);
-    phase_ = phase::warmup;
-  } else {
-    deadline_measure_ = t_start_;
-    deadline_end_ = clock::time_point::max();
-    phase_ = phase::measure;
-    t_measure_ = t_start_;
-  }
+  const round_deadlines d = deadlines_for(core_.opts(), t_start_);
+  deadline_measure_ = d.measure_from;
+  deadline_end_ = d.end_by;
+  phase_ = core_.opts().duration_mode() ? phase::warmup : phase::measure;
+  t_measure_ = t_start_;  // iterations mode measures from the start; warm-up moves it
   advance_phase(t_start_);
 }
 
@@ -182,14 +173,7 @@ void stream::verify_final() {
     const std::uint64_t total = r.expected;
     const std::uint64_t first = std::max(r.round_base, total > l.rx_slots ? total - l.rx_slots : 0);
     for (std::uint64_t seq = first; seq < total; ++seq) {
-      const std::byte* at = core_.buf() + l.rx_offset(s) + l.rx_slot_offset(seq);
-      if (auto bad = check_pattern(at, size_, {r.peer, core_.rank(), seq, r.lane})) {
-        ++r.verify_errors;
-        core_.mismatch(
-            fmt::format("verify: rank {} -> rank {} lane {} message {}: byte {} of {} is {:#04x}, expected "
-                        "{:#04x}",
-                        r.peer, core_.rank(), r.lane, seq, bad->offset, size_, bad->actual, bad->expected));
-      }
+      check_payload(r, core_.buf() + l.rx_offset(s) + l.rx_slot_offset(seq), seq);
     }
     r.received = total;  // one-sided: what landed is what the sender completed
   }

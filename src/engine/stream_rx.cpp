@@ -35,6 +35,15 @@ void stream::poll_recv_cq() {
   if (!reposts_.empty()) core_.repost(reposts_);
 }
 
+void stream::check_payload(rx_session& r, const std::byte* at, std::uint64_t seq) {
+  if (auto bad = check_pattern(at, size_, {r.peer, core_.rank(), seq, r.lane})) {
+    ++r.verify_errors;
+    core_.mismatch(
+        fmt::format("verify: rank {} -> rank {} lane {} message {}: byte {} of {} is {:#04x}, expected {:#04x}", r.peer,
+                    core_.rank(), r.lane, seq, bad->offset, size_, bad->actual, bad->expected));
+  }
+}
+
 void stream::on_recv(rx_session& r, const ibv_wc& wc) {
   const std::uint64_t seq = r.received;
   const options& o = core_.opts();
@@ -62,15 +71,7 @@ void stream::on_recv(rx_session& r, const ibv_wc& wc) {
         at = core_.buf() + l.pool_slot_offset(static_cast<std::uint32_t>(wc.wr_id));
       }
     }
-    if (at != nullptr) {
-      if (auto bad = check_pattern(at, size_, {r.peer, core_.rank(), seq, r.lane})) {
-        ++r.verify_errors;
-        core_.mismatch(
-            fmt::format("verify: rank {} -> rank {} lane {} message {}: byte {} of {} is {:#04x}, expected "
-                        "{:#04x}",
-                        r.peer, core_.rank(), r.lane, seq, bad->offset, size_, bad->actual, bad->expected));
-      }
-    }
+    if (at != nullptr) check_payload(r, at, seq);
   }
   ++r.received;
   if (r.received == r.limit) r.done = clock::now();

@@ -45,6 +45,13 @@ constexpr std::uint64_t retired_by(std::uint64_t wr_id, std::uint64_t completed)
   return (((wr_id & seq_mask) - (completed & seq_mask)) & seq_mask) + 1;
 }
 
+// A round's deadlines from its start: in duration mode the measured interval follows the
+// warm-up and lasts -D seconds; iterations mode has neither (its messages end the round).
+struct round_deadlines {
+  clock::time_point measure_from, end_by;
+};
+round_deadlines deadlines_for(const options& o, clock::time_point start);
+
 class core {
  public:
   core(const options& o, const plan::layout& l, std::uint32_t rank, std::uint32_t n_ranks, const fabric::endpoint& ep);

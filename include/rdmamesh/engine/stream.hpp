@@ -64,6 +64,7 @@ class stream {
   void poll_send_cq();
   void poll_recv_cq();
   void on_recv(rx_session& r, const ibv_wc& wc);
+  void check_payload(rx_session& r, const std::byte* at, std::uint64_t seq);  // --verify, message `seq` of r
   void check_read(const tx_session& s, std::uint64_t from, std::uint64_t to);
   void fail_tx(tx_session& s, const std::string& what);
   void fail_rx(rx_session& r, const std::string& what);
