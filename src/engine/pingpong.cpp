@@ -11,6 +11,7 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "rdmamesh/util/pattern.hpp"
 
@@ -319,10 +320,7 @@ std::string pingpong::pending() const {
       parts.push_back(fmt::format("{} pings from rank {}", f.expected - f.answered, f.link.peer));
     }
   }
-  if (parts.empty()) return "nothing";
-  std::string out = parts.front();
-  for (std::size_t i = 1; i < parts.size(); ++i) out += ", " + parts[i];
-  return out;
+  return parts.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(parts, ", "));
 }
 
 std::vector<stats::latency_summary> pingpong::round_results() const {

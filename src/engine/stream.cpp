@@ -8,6 +8,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "rdmamesh/util/pattern.hpp"
 #include "rdmamesh/util/stop.hpp"
@@ -198,10 +199,7 @@ std::string stream::pending() const {
       parts.push_back(fmt::format("{} messages from rank {} lane {}", r.expected - r.received, r.peer, r.lane));
     }
   }
-  if (parts.empty()) return "nothing";
-  std::string out = parts.front();
-  for (std::size_t i = 1; i < parts.size(); ++i) out += ", " + parts[i];
-  return out;
+  return parts.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(parts, ", "));
 }
 
 std::vector<stats::pair_counters> stream::round_results() const {
