@@ -17,6 +17,8 @@
 #include <fmt/format.h>
 
 #include "rdmamesh/app/agree.hpp"
+#include "rdmamesh/app/ledger.hpp"
+#include "rdmamesh/app/liveness.hpp"
 #include "rdmamesh/app/round.hpp"
 #include "rdmamesh/app/same_options.hpp"
 #include "rdmamesh/app/watchdog.hpp"
@@ -29,6 +31,7 @@
 #include "rdmamesh/fabric/select.hpp"
 #include "rdmamesh/fabric/topology.hpp"
 #include "rdmamesh/io/report.hpp"
+#include "rdmamesh/mpi/beacon.hpp"
 #include "rdmamesh/io/results_file.hpp"
 #include "rdmamesh/plan/layout.hpp"
 #include "rdmamesh/plan/schedule.hpp"
@@ -78,34 +81,46 @@ struct context {
   const options& o;
   std::uint32_t n;
   std::uint32_t me;
-  io::results_file* file;  // rank 0 with -o only
-  std::mutex& file_mu;     // the watchdog may finish the file from its thread
+  ledger& book;  // rank 0 keeps the records; elsewhere it stays empty
   std::uint32_t inline_size;
   std::uint32_t window;
   const std::vector<fabric::rank_info>& ranks;
+  std::span<const std::int32_t> node_of;
+  std::uint32_t nodes;
   watchdog& dog;
-  std::function<void(const std::string&)> give_up;  // report, mark the file incomplete, exit
-  std::function<void()> note_stop;                  // a stop request ended an interval
+  liveness& live;
+  // a peer fell silent during a round: report, make sure rank 0 records why, exit
+  std::function<void(const std::string&, const std::optional<liveness::verdict>&, const std::vector<std::uint32_t>&)>
+      give_up;
 };
 
 std::string host_of(const context& c, std::uint32_t r) {
   return std::string(fabric::text(c.ranks[r].host));
 }
 
-// The line a rank prints when the others stopped coming to a collective: who is to blame, if
-// its connections know (a peer whose NIC stopped acknowledging), and what was waited for.
-std::string stuck_line(const context& c, const std::vector<std::uint32_t>& suspects, const std::string& what) {
+// The line a rank prints when a peer stopped answering: who, how this rank knows, and what
+// it was waiting for. Without a verdict the engine's suspects (peers whose NIC stopped
+// acknowledging) are named, if any.
+std::string stuck_line(const context& c, const std::optional<liveness::verdict>& v,
+                       const std::vector<std::uint32_t>& suspects, const std::string& what) {
+  const std::string me = fmt::format("rank {} ({})", c.me, host_of(c, c.me));
+  if (v && v->reported) return fmt::format("{}: ended the job because rank {} gave up: {}", me, v->rank, v->reason);
+  if (v && v->rank < 0) return fmt::format("{}: the job ended while {}: {}", me, what, v->reason);
+  if (v) {
+    const auto r = static_cast<std::uint32_t>(v->rank);
+    return fmt::format("{}: rank {} ({}) stopped answering ({}) while {}; results so far are kept", me, r,
+                       host_of(c, r), v->reason, what);
+  }
   if (suspects.empty()) {
     return fmt::format(
-        "rank {} ({}): the other ranks stopped answering while {}; a rank died or hangs (see the launcher's "
-        "messages), or raise --timeout (now {:g} s)",
-        c.me, host_of(c, c.me), what, c.o.timeout_s);
+        "{}: the other ranks stopped answering while {}; a rank died or hangs (see the launcher's messages), or "
+        "raise --timeout (now {:g} s)",
+        me, what, c.o.timeout_s);
   }
   std::vector<std::string> names;
   for (auto r : suspects) names.push_back(fmt::format("rank {} ({})", r, host_of(c, r)));
-  return fmt::format(
-      "rank {} ({}): {} stopped answering (RDMA retries to {} ran out) while {}; results so far are kept", c.me,
-      host_of(c, c.me), fmt::join(names, ", "), suspects.size() == 1 ? "it" : "them", what);
+  return fmt::format("{}: {} stopped answering (RDMA retries to {} ran out) while {}; results so far are kept", me,
+                     fmt::join(names, ", "), suspects.size() == 1 ? "it" : "them", what);
 }
 
 // What one rank measured over all rounds of one run.
@@ -125,22 +140,25 @@ void merge_latency(rank_run& acc, engine::pingpong& eng, const plan::round_role&
   acc.lat_all.merge(eng.round_histogram());
 }
 
-// Rank 0 gets the run's record; every rank returns whether its own part was clean.
+// Rank 0 prints the run and hands it to the ledger; every rank returns whether its own part was clean.
 // `stopped` is set when a stop request (on any rank) ended the run before its last round.
 template <class Engine>
 bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, std::uint64_t size,
-             std::uint32_t active_per_node, std::optional<io::run_record>& record, std::uint32_t index, bool& stopped) {
+             std::uint32_t active_per_node, std::uint32_t index, bool& stopped) {
   rank_run acc;
   acc.counters.assign(c.n, {});
   acc.latencies.assign(c.n, {});
   acc.lat_failed.assign(c.n, 0);
   // every collective is bounded: if a peer never comes, the watchdog names it and ends the run
   auto guarded = [&](const char* what, auto&& collective) {
-    guarded_wait g(c.dog, stuck_line(c, eng.base().suspects(), fmt::format("{} (waited {:g} s)", what, c.o.timeout_s)),
+    guarded_wait g(c.dog,
+                   stuck_line(c, std::nullopt, eng.base().suspects(), fmt::format("{} (waited {:g} s)", what, c.o.timeout_s)),
                    c.o.timeout_s);
     return collective();
   };
-  auto on_stuck = [&](const std::string& what) { c.give_up(stuck_line(c, eng.base().suspects(), what)); };
+  auto on_stuck = [&](const std::optional<liveness::verdict>& v, const std::string& what) {
+    c.give_up(stuck_line(c, v, eng.base().suspects(), what), v, eng.base().suspects());
+  };
   std::uint32_t rounds_done = 0;
   for (std::uint32_t round = 0; round < sched.rounds(); ++round) {
     const plan::round_role role = sched.role(round, c.me);
@@ -149,7 +167,7 @@ bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, 
       c.w.barrier();
       return 0;
     });
-    auto errors = run_round(c.w, eng, c.o, on_stuck, c.note_stop);
+    auto errors = run_round(c.w, eng, c.o, c.live, on_stuck);
     if constexpr (std::is_same_v<Engine, engine::stream>) {
       stats::merge_round(acc.counters, eng.round_results(), role, static_cast<int>(round));
     } else {
@@ -218,33 +236,10 @@ bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, 
   }
   if (c.me == 0) {
     print(io::format_run(c.o, r));
-    if (c.file) {
-      std::lock_guard lock(c.file_mu);
-      c.file->write_run(c.o, r);
-    }
-    record = std::move(r);
+    print(io::format_scaling(r, c.node_of, c.nodes));
+    c.book.add(std::move(r));
   }
   return clean;
-}
-
-// Mesh over the first pairwise pattern that ran, per size (rank 0, bw only).
-void add_contention(const options& o, std::vector<io::run_record>& records, io::results_file* file) {
-  if (o.mode != mode_kind::bw) return;
-  for (auto& mesh : records) {
-    if (mesh.pattern != pattern_kind::mesh || !mesh.bw) continue;
-    for (auto p : o.patterns) {
-      if (p != pattern_kind::pairs && p != pattern_kind::shift) continue;
-      for (const auto& pw : records) {
-        if (pw.pattern != p || pw.size != mesh.size || pw.active_per_node != mesh.active_per_node || !pw.bw) continue;
-        mesh.contention = stats::ratio(mesh.bw->tx_bw, pw.bw->tx_bw);
-        mesh.contention_vs = p;
-      }
-      if (mesh.contention) break;
-    }
-    if (!mesh.contention) continue;
-    print(io::format_contention(mesh));
-    if (file) file->write_contention(mesh);
-  }
 }
 
 }  // namespace
@@ -377,38 +372,61 @@ int run(const mpi::world& w, int argc, char** argv) {
     if (file) file->write_ranks(ranks);
   }
 
-  // When peers stop answering: say so, leave the file marked incomplete with everything written
-  // so far, and end this process. Rank 0 flushes first; the others give it a moment before
-  // their exit makes the launcher tear the job down.
-  std::mutex file_mu;
-  auto give_up = [&](const std::string& line) {
+  // A stop request (Slurm's scancel, mpirun tearing the job down after a rank died): rank 0
+  // notes it in the file at once from a thread of its own, since the main thread may sit in
+  // a collective and the launcher's SIGKILL follows within about a second.
+  ledger book(o, steps, node_of, static_cast<std::uint32_t>(node.nodes), file.get());
+  std::thread noter;
+  if (file) {
+    noter = std::thread([&book] {
+      if (const int sig = wait_for_stop()) {
+        book.abandon(fmt::format("incomplete: interrupted by {} before the run in progress was written (the launcher "
+                                 "or the batch system ended the job, or a user did; a rank may have died)",
+                                 signal_name(sig)));
+      }
+    });
+  }
+  auto release_noter = [&] {
+    if (!noter.joinable()) return;
+    release_stop_waiter();
+    noter.join();
+  };
+
+  // When peers stop answering: say so, make sure rank 0 has marked the file incomplete with
+  // everything finished so far, and end this process. Rank 0 writes before it tells the
+  // others, so their exit (and the launcher's teardown) cannot cut the write short.
+  mpi::beacon beacon(w);
+  liveness live(beacon, o.timeout_s);
+  auto leave = [&](const std::string& line) {
     fmt::print(stderr, "rdmamesh: error: {}\n", line);
     std::fflush(stdout);
     std::fflush(stderr);
-    if (file) {
-      std::lock_guard lock(file_mu);
-      try {
-        file->finish(false, "incomplete: " + line);
-      } catch (const std::exception& e) {
-        fmt::print(stderr, "rdmamesh: error: rank 0: could not mark {} incomplete: {}\n", file->path(), e.what());
+    if (me == 0) book.abandon("incomplete: " + line);
+  };
+  auto give_up = [&](const std::string& line, const std::optional<liveness::verdict>& v,
+                     const std::vector<std::uint32_t>& suspects) {
+    leave(line);
+    if (me == 0) {
+      // the others name the same rank, and say how rank 0 knows
+      if (v && v->rank > 0 && !v->reported) {
+        live.announce(v->rank, "rank 0 " + v->reason, 1.0);
+      } else if (!v && !suspects.empty()) {
+        live.announce(static_cast<int>(suspects.front()), "rank 0's RDMA retries to it ran out", 1.0);
+      } else {
+        live.announce(-1, line, 1.0);
       }
-    } else {
-      std::this_thread::sleep_for(std::chrono::seconds(2));
+      if (v && v->reported) live.acknowledge(v->rank);
+    } else if (!(v && v->from_root)) {
+      live.report(line, o.timeout_s + 5);  // rank 0 may be in a collective: its watchdog then writes
     }
     std::_Exit(exit_system);
   };
-  watchdog dog(give_up);
-  // A stop request: note it in the file at once, in case the launcher's SIGKILL follows
-  // before the wind-down ends (mpirun allows about a second).
-  bool stop_noted = false;
-  auto note_stop = [&] {
-    if (stop_noted || !file) return;
-    stop_noted = true;
-    std::lock_guard lock(file_mu);
-    // replaced once the cut-short run is written; left as is if the launcher kills us first
-    file->finish(false, fmt::format("interrupted by {}; the process ended before the run in progress was written",
-                                    signal_name(stop_signal())));
-  };
+  // the watchdog's thread must not call MPI while the main thread sits in a collective
+  watchdog dog([&](const std::string& line) {
+    leave(line);
+    if (me != 0) std::this_thread::sleep_for(std::chrono::seconds(2));  // rank 0's watchdog writes the file
+    std::_Exit(exit_system);
+  });
   if (injected && injected->what == fault::kind::kill && injected->src == me) {
     std::thread([seconds = injected->seconds] {
       std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
@@ -416,8 +434,8 @@ int run(const mpi::world& w, int argc, char** argv) {
     }).detach();
   }
 
-  const context c{w, o, n, me, file.get(), file_mu, ep->inline_size(), layout.window, ranks, dog, give_up, note_stop};
-  std::vector<io::run_record> records;  // rank 0
+  const context c{w,     o,        n,    me,   book,    ep->inline_size(), layout.window,
+                  ranks, node_of, static_cast<std::uint32_t>(node.nodes), dog, live, give_up};
   bool clean = true;
   bool stopped = false;
   std::uint32_t index = 0;
@@ -425,58 +443,39 @@ int run(const mpi::world& w, int argc, char** argv) {
   for (std::uint32_t r = 0; r < n; ++r) everyone[r] = r;
   for (auto pattern : o.patterns) {
     if (stopped) break;
-    std::vector<std::size_t> ours;  // this pattern's records, size-major, then by step
     for (std::uint64_t size : o.sizes) {
       for (std::uint32_t k : steps) {
         if (stopped) break;
         const plan::subset_schedule sched(pattern, k ? plan::active_ranks(local_of, k) : everyone, n, o.bidirectional,
                                           o.target);
-        std::optional<io::run_record> record;
-        clean = (streamer ? run_one(c, *streamer, sched, size, k, record, index, stopped)
-                          : run_one(c, *pinger, sched, size, k, record, index, stopped)) &&
+        clean = (streamer ? run_one(c, *streamer, sched, size, k, index, stopped)
+                          : run_one(c, *pinger, sched, size, k, index, stopped)) &&
                 clean;
         ++index;
         run_written = true;
-        if (record) {
-          print(io::format_scaling(*record, node_of, static_cast<std::uint32_t>(node.nodes)));
-          ours.push_back(records.size());
-          records.push_back(std::move(*record));
-        }
       }
     }
-    std::vector<const io::run_record*> runs;
-    for (auto i : ours) runs.push_back(&records[i]);
-    std::lock_guard lock(file_mu);
-    if (stopped) {
-      // a cut-short sweep has no complete axis: its runs stay under /runs only
-    } else if (file && o.scaling) {
-      file->write_scaling(pattern, o.sizes, steps, runs, node_of, static_cast<std::uint32_t>(node.nodes));
-    } else if (file && o.sizes.size() > 1) {
-      file->write_sweep(o, pattern, runs);
-    }
+    if (me == 0 && !stopped) book.close_pattern(pattern);
   }
 
-  // stats: contention needs the mesh and a pairwise run of the same size
-  std::unique_lock lock(file_mu);
-  if (me == 0 && !stopped) add_contention(o, records, file.get());
-  lock.unlock();
   {
     guarded_wait g(dog, fmt::format("rank {}: the other ranks stopped answering at the end of the run", me),
                    o.timeout_s);
     clean = w.all_true(clean);
   }
-  lock.lock();
-  if (stopped) {
-    const std::string line =
-        fmt::format("interrupted by {}: wrote the {} run(s) measured so far, the last one cut short{}",
-                    stop_signal() ? signal_name(stop_signal()) : "a signal to another rank", records.size(),
-                    file ? fmt::format(", to {}", file->path()) : std::string());
-    if (file) file->finish(false, line);
-    if (me == 0) fmt::print(stderr, "rdmamesh: error: {}\n", line);
-  } else if (file) {
-    file->finish(true, clean ? "ok" : "finished with failures");
+  if (me == 0) {
+    if (stopped) {
+      const std::string line =
+          fmt::format("interrupted by {}: wrote the {} run(s) measured so far, the last one cut short{}",
+                      stop_signal() ? signal_name(stop_signal()) : "a signal to another rank", book.runs(),
+                      file ? fmt::format(", to {}", file->path()) : std::string());
+      book.finish(false, line);
+      fmt::print(stderr, "rdmamesh: error: {}\n", line);
+    } else {
+      print(book.finish(true, clean ? "ok" : "finished with failures"));
+    }
   }
-  lock.unlock();
+  release_noter();
   {
     guarded_wait g(dog, fmt::format("rank {}: the other ranks stopped answering at the end of the run", me),
                    o.timeout_s);

@@ -126,6 +126,7 @@ void stream::progress() {
   poll_send_cq();
   if (receiver_sees_messages(core_.opts().op)) poll_recv_cq();
   worked_ = polled_ > 0 || posted_ > 0;
+  progress_ += static_cast<std::uint64_t>(polled_ + posted_);
   if (!worked_ && core_.crowded()) sched_yield();
   // a rank with nothing at all to do this round (not sending; one-sided op, so nothing to
   // receive either) sleeps instead of spinning, in long naps: its core goes to the ranks and

@@ -51,6 +51,14 @@ h5::handle open_group(hid_t loc, const std::string& name) {
   return h5::create_group(loc, name);
 }
 
+// A derived group is rewritten whole when more runs have finished since it was written.
+h5::handle fresh_group(hid_t loc, const std::string& name) {
+  if (H5Lexists(loc, name.c_str(), H5P_DEFAULT) > 0 && H5Ldelete(loc, name.c_str(), H5P_DEFAULT) < 0) {
+    throw h5::io_error(fmt::format("H5Ldelete({}) failed", name));
+  }
+  return h5::create_group(loc, name);
+}
+
 std::string run_name(std::uint32_t index) {
   return fmt::format("runs/{:04}", index);
 }
@@ -237,7 +245,7 @@ void results_file::write_contention(const run_record& run) {
 void results_file::write_sweep(const options& o, pattern_kind p, const std::vector<const run_record*>& runs) {
   if (runs.empty()) return;
   h5::handle sweeps = open_group(file_.get(), "sweeps");
-  h5::handle g = h5::create_group(sweeps.get(), std::string(to_string(p)));
+  h5::handle g = fresh_group(sweeps.get(), std::string(to_string(p)));
   std::vector<std::uint64_t> sizes, index;
   for (const auto* r : runs) {
     sizes.push_back(r->size);
@@ -271,7 +279,7 @@ void results_file::write_scaling(pattern_kind p, const std::vector<std::uint64_t
                                  std::span<const std::int32_t> node_of, std::uint32_t nodes) {
   // runs: size-major, one per (size, step)
   h5::handle top = open_group(file_.get(), "scaling");
-  h5::handle g = h5::create_group(top.get(), std::string(to_string(p)));
+  h5::handle g = fresh_group(top.get(), std::string(to_string(p)));
   const std::size_t s_count = sizes.size(), k_count = steps.size(), n = node_of.size();
   std::vector<std::uint64_t> index;
   std::vector<double> node_bw, rank_bw;

@@ -1,8 +1,11 @@
-// Signal handlers touch nothing but a sig_atomic_t (and _exit on the second signal).
+// Signal handlers touch nothing but a sig_atomic_t and a semaphore (and _exit on the second
+// signal): all three are async-signal-safe.
 #include "rdmamesh/util/stop.hpp"
 
+#include <semaphore.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 
 namespace rdmamesh {
@@ -10,9 +13,17 @@ namespace {
 
 volatile std::sig_atomic_t g_signal = 0;
 
+// Initialized before main, so the handler and the waiter never race its creation.
+struct waiter_semaphore {
+  sem_t sem{};
+  waiter_semaphore() { sem_init(&sem, 0, 0); }
+};
+waiter_semaphore g_waiter;
+
 extern "C" void on_stop_signal(int sig) {
   if (g_signal != 0) _exit(128 + sig);  // asked twice: leave now
   g_signal = sig;
+  sem_post(&g_waiter.sem);
 }
 
 }  // namespace
@@ -34,6 +45,17 @@ int stop_signal() {
 }
 void request_stop(int sig) {
   g_signal = sig;
+  sem_post(&g_waiter.sem);
+}
+
+int wait_for_stop() {
+  while (sem_wait(&g_waiter.sem) != 0 && errno == EINTR) {
+  }
+  return g_signal;
+}
+
+void release_stop_waiter() {
+  sem_post(&g_waiter.sem);
 }
 
 }  // namespace rdmamesh

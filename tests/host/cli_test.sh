@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # Bad input and a machine without RDMA, launched the way users launch: under mpirun.
 # Each case: exit code, exactly one `rdmamesh: error:` line naming the fix, no rank left behind.
+# No case is judged by the clock: the hardened (ASan) build on a busy machine needs over 10 s
+# for `mpirun --help`. The only clock is the hang bound; tools/bench-faults times the errors.
 set -uo pipefail
 bin=${1:?usage: cli_test.sh BUILD/rdmamesh}
 mpirun=(mpirun --oversubscribe)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
+hang_bound=240  # seconds: a rank left waiting, never a slow machine
 
 # run NAME EXPECTED_RC PATTERN -- MPIRUN_ARGS...
 run() {
   local name=$1 want_rc=$2 pattern=$3
   shift 4
   local start=$SECONDS
-  timeout 30 "${mpirun[@]}" "$@" >"$tmp/out" 2>"$tmp/err"
+  timeout "$hang_bound" "${mpirun[@]}" "$@" >"$tmp/out" 2>"$tmp/err"
   local rc=$? took=$((SECONDS - start))
+  if [ "$rc" = 124 ]; then echo "FAIL $name: hung (killed after ${hang_bound}s)"; fails=$((fails + 1)); return; fi
   local lines
   lines=$(grep -c '^rdmamesh: error:' "$tmp/err")
   if [ "$rc" != "$want_rc" ]; then
@@ -25,9 +29,6 @@ run() {
   fi
   if ! grep -qE -- "$pattern" "$tmp/err" "$tmp/out"; then
     echo "FAIL $name: output lacks /$pattern/"; sed 's/^/    /' "$tmp/err" "$tmp/out" | head -8; fails=$((fails + 1)); return
-  fi
-  if [ "$took" -gt 5 ]; then
-    echo "FAIL $name: took ${took}s (limit 5)"; fails=$((fails + 1)); return
   fi
   echo "ok   $name (${took}s)"
 }

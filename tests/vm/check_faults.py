@@ -5,6 +5,10 @@
   check_faults.py FILE corrupt SRC DST MSG        one mismatch, on SRC->DST, naming the message
   check_faults.py FILE incomplete RUNS TEXT       complete=0, status contains TEXT, RUNS whole runs kept
   check_faults.py FILE interrupted RUNS           complete=0, RUNS runs, the last one cut short but measured
+  check_faults.py FILE long ITERS TIMEOUT         complete, every active pair moved exactly ITERS messages, and
+                                                  each took over 2 x TIMEOUT (else the test proves nothing)
+  check_faults.py FILE cut-sweep MIN_RUNS TEXT    complete=0, status 'incomplete: ...TEXT...', at least MIN_RUNS
+                                                  runs kept, /sweeps holds exactly the finished runs' sizes
 """
 import sys
 
@@ -76,6 +80,33 @@ def main():
                       f"run {run.name}: interrupted is {run.attrs['interrupted']}")
                 tx = run["tx_bw"][:]
                 check(np.all(tx[off_diagonal(n)] > 0), f"run {run.name}: a pair measured nothing")
+        elif what == "long":
+            iters, timeout = int(args[0]), float(args[1])
+            check(int(f.attrs["complete"]) == 1 and status == "ok", f"complete {f.attrs['complete']}, status {status!r}")
+            check(len(runs) == 1, f"{len(runs)} runs, expected 1")
+            for run in runs:
+                tx_total, tx_bytes, tx_bw = run["tx_total"][:], run["tx_bytes"][:], run["tx_bw"][:]
+                active = run["round"][:] >= 0
+                check(active.sum() > 0, "no pair took part")
+                check(np.all(tx_total[active] == iters), f"tx_total of active pairs {tx_total[active]}, expected {iters}")
+                check(run["flags"][:].sum() == 0, "a pair is flagged failed")
+                took = tx_bytes[active] / tx_bw[active]
+                check(np.all(took > 2 * timeout),
+                      f"pairs took {took} s, not over 2 x --timeout {timeout}: raise -n so the round outlasts it")
+        elif what == "cut-sweep":
+            min_runs, text = int(args[0]), args[1]
+            check(int(f.attrs["complete"]) == 0, "complete is 1 after a failure")
+            check(status.startswith("incomplete: ") and text in status, f"status {status!r} lacks 'incomplete: ...{text}'")
+            check(len(runs) >= min_runs, f"{len(runs)} runs kept, expected at least {min_runs}")
+            finished = [r for r in runs if int(r.attrs["interrupted"]) == 0]
+            pattern = runs[0].attrs["pattern"] if runs else ""
+            check(f"sweeps/{pattern}" in f, f"no /sweeps/{pattern} group")
+            if f"sweeps/{pattern}" in f:
+                g = f[f"sweeps/{pattern}"]
+                sizes = [int(r.attrs["size"]) for r in finished]
+                check(list(g["msg_size"][:]) == sizes, f"/sweeps sizes {list(g['msg_size'][:])}, finished runs {sizes}")
+                for i, r in enumerate(finished):
+                    check(np.array_equal(g["tx_bw"][i], r["tx_bw"][:], equal_nan=True), f"sweep row {i} is not {r.name}")
         else:
             sys.exit(f"unknown check {what}")
     for e in errors:

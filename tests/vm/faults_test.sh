@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Inside the SoftRoCE VM: faults injected with RDMAMESH_FAULT (and real signals) end the way
 # the README's fault table says: failed pairs named and isolated, corruption located, a dead
-# rank named within 30 s, SIGTERM answered within a few seconds, and the results file kept.
+# or hung rank named, SIGTERM answered, and the results file kept. No case is judged by the
+# clock: each runs under a hang bound far above a normal run (tools/bench-faults times them).
 source "$(dirname "$0")/lib.sh"
 check="$here/check_faults.py"
 
-# launch NAME ENV_FAULT -- MPIRUN_ARGS...: runs under a 90 s guard; sets rc and took
+# launch NAME ENV_FAULT -- MPIRUN_ARGS...: runs under a 300 s hang bound; sets rc and took
 launch() {
   local name=$1 spec=$2
   shift 3
   echo "== $name: RDMAMESH_FAULT=$spec mpirun $*"
   local start=$SECONDS
-  RDMAMESH_FAULT=$spec timeout 90 mpirun -x RDMAMESH_FAULT "$@" >"$tmp/$name.txt" 2>&1
+  RDMAMESH_FAULT=$spec timeout 300 mpirun -x RDMAMESH_FAULT "$@" >"$tmp/$name.txt" 2>&1
   rc=$? took=$((SECONDS - start))
   grep -vE '^# rank |PMIX ERROR' "$tmp/$name.txt" | sed 's/^/    /'
   echo "   exit $rc after ${took}s"
@@ -38,8 +39,7 @@ grep -q "^# event: verify: rank 0 -> rank 3 lane 0 message 7: byte 32768 of 6553
 # is kept by a wrapper.
 launch kill kill:2:5 -- --enable-recovery -np 4 bash -c '"$0" "$@"; echo $? >"'"$tmp"'/kill.rc.$OMPI_COMM_WORLD_RANK"' \
   "$bin" --sizes 4K,64K -D 3 --warmup 0.5 -o "$tmp/kill.h5"
-[ "$rc" != 124 ] || fail "kill: the survivors hung until the 90 s guard"
-[ "$took" -le 35 ] || fail "kill: survivors took ${took}s (kill at ~5 s; limit 30 s after it)"
+[ "$rc" != 124 ] || fail "kill: the survivors hung until the 300 s hang bound"
 for r in 0 1 3; do
   [ "$(cat "$tmp/kill.rc.$r" 2>/dev/null)" = 3 ] || fail "kill: rank $r exited $(cat "$tmp/kill.rc.$r" 2>/dev/null), expected 3"
 done
@@ -53,17 +53,16 @@ done
 # and the file still holds run 0, marked incomplete.
 launch kill-default kill:2:5 -- -np 4 "$bin" --sizes 4K,64K -D 3 --warmup 0.5 -o "$tmp/killd.h5"
 [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "kill-default: exit $rc"
-[ "$took" -le 20 ] || fail "kill-default: took ${took}s"
 "$check" "$tmp/killd.h5" incomplete 1 "" || fail "kill-default: results file"
 
 # SIGTERM to every rank (Slurm's time limit) during the second run: exit 4 within a
 # few seconds, run 1 written as interrupted with what its interval measured.
 echo "== sigterm: mpirun -np 4 rdmamesh --sizes 4K,64K -D 3, SIGTERM to every rank 1 s into the second run"
 start=$SECONDS
-timeout 90 mpirun -np 4 "$bin" --sizes 4K,64K -D 3 --warmup 0.5 -o "$tmp/term.h5" >"$tmp/term.txt" 2>&1 &
+timeout 300 mpirun -np 4 "$bin" --sizes 4K,64K -D 3 --warmup 0.5 -o "$tmp/term.h5" >"$tmp/term.txt" 2>&1 &
 launcher=$!
 # signal once the first run is on the console: 1 s into the second
-for _ in $(seq 100); do grep -qE '^ +mesh +4096 ' "$tmp/term.txt" && break; sleep 0.2; done
+wait_rows "$tmp/term.txt" mesh 1 || fail "sigterm: the first run never finished"
 sleep 1
 pkill -TERM -x rdmamesh
 signalled=$SECONDS
@@ -72,8 +71,61 @@ rc=$? took=$((SECONDS - signalled))
 grep -vE '^# rank ' "$tmp/term.txt" | sed 's/^/    /'
 echo "   exit $rc, ${took}s after the signal"
 [ "$rc" = 4 ] || fail "sigterm: exit $rc, expected 4"
-[ "$took" -le 5 ] || fail "sigterm: took ${took}s after the signal"
 [ "$(grep -c '^rdmamesh: error: interrupted by SIGTERM: wrote the 2 run(s)' "$tmp/term.txt")" = 1 ] ||
   fail "sigterm: rank 0 did not report the interruption exactly once"
 "$check" "$tmp/term.h5" interrupted 2 || fail "sigterm: results file"
+
+# A round far longer than --timeout is not a dead peer: one-sided WRITEs (the receiver sees
+# no completion at all), 2 ranks, each direction's round over 2 x --timeout. Exit 0, exact counts.
+echo "== long round: mpirun -np 2 rdmamesh --op write --pattern pairs -s 1M -n 600 --timeout 3"
+timeout 600 mpirun -np 2 "$bin" --op write --pattern pairs -s 1M -n 600 --timeout 3 -o "$tmp/long.h5" >"$tmp/long.txt" 2>&1
+rc=$?
+grep -vE '^# rank ' "$tmp/long.txt" | sed 's/^/    /'
+[ "$rc" = 0 ] || fail "long round: exit $rc, expected 0 (a long round was taken for a dead peer)"
+"$check" "$tmp/long.h5" long 600 3 || fail "long round: results file"
+
+# A hung rank (SIGSTOP: its NIC still answers, the process does not) mid-round: rank 0 names
+# it from its missing beats, every survivor names it, the file says so; exit 3. The run
+# would last 60 s: only liveness can end it before the hang bound.
+echo "== hung: mpirun -np 4 rdmamesh -D 60 --timeout 3, SIGSTOP to rank 2 once traffic runs"
+timeout 300 mpirun -np 4 "$bin" -s 64K -D 60 --timeout 3 -o "$tmp/hung.h5" >"$tmp/hung.txt" 2>&1 &
+launcher=$!
+for _ in $(seq 600); do grep -q '^#pattern' "$tmp/hung.txt" && break; sleep 0.2; done
+sleep 2
+stopped_pid=$(rank_pid 2)
+kill -STOP $stopped_pid
+stopped_at=$SECONDS
+wait $launcher
+rc=$?
+kill -KILL $stopped_pid 2>/dev/null
+grep -vE '^# rank |PMIX ERROR' "$tmp/hung.txt" | sed 's/^/    /'
+echo "   exit $rc, $((SECONDS - stopped_at)) s after the SIGSTOP"
+[ "$rc" != 124 ] || fail "hung: nobody named the hung rank before the 300 s hang bound"
+[ "$rc" = 3 ] || fail "hung: exit $rc, expected 3"
+grep -q "^rdmamesh: error: rank 0 (softroce-vm): rank 2 (softroce-vm) stopped answering (heard nothing from it" "$tmp/hung.txt" ||
+  fail "hung: rank 0 does not name rank 2"
+"$check" "$tmp/hung.h5" incomplete 0 "rank 2 (softroce-vm) stopped answering" || fail "hung: results file"
+
+# A job that fails mid-sweep keeps its finished sizes as a sweep, and says why it ended: a
+# rank killed after two sizes, under mpirun's teardown (SIGTERM to the rest) and under a
+# launcher that lets the survivors find it (--enable-recovery, as srun).
+for how in teardown recovery; do
+  extra=()
+  [ "$how" = recovery ] && extra=(--enable-recovery)
+  echo "== cut sweep ($how): mpirun -np 3 rdmamesh --pattern pairs --sizes 4K,16K,64K,256K,1M -n 200, rank 1 killed after 2 sizes"
+  timeout 300 mpirun "${extra[@]}" -np 3 "$bin" --pattern pairs --sizes 4K,16K,64K,256K,1M -n 200 --timeout 5 \
+    -o "$tmp/cut-$how.h5" >"$tmp/cut-$how.txt" 2>&1 &
+  launcher=$!
+  wait_rows "$tmp/cut-$how.txt" pairs 2 || fail "cut sweep ($how): two sizes never finished"
+  kill -KILL "$(rank_pid 1)"
+  wait $launcher
+  rc=$?
+  grep -vE '^# rank |PMIX ERROR' "$tmp/cut-$how.txt" | sed 's/^/    /'
+  [ "$rc" != 124 ] || fail "cut sweep ($how): hung until the 300 s hang bound"
+  # mpirun --enable-recovery exits 0 whatever its ranks return; its teardown must not
+  [ "$how" = recovery ] || [ "$rc" != 0 ] || fail "cut sweep ($how): exit 0 after a rank died"
+  want="interrupted by SIGTERM"
+  [ "$how" = recovery ] && want="stopped answering"
+  "$check" "$tmp/cut-$how.h5" cut-sweep 2 "$want" || fail "cut sweep ($how): results file"
+done
 finish

@@ -19,6 +19,23 @@ mesh() {
   "$here/check_results.py" "$tmp/$name.h5" --ranks "$np" $checks || { fail "$name: results file"; return 1; }
 }
 
+# rank_pid R: the process id of MPI rank R of the running job
+rank_pid() {
+  local p
+  for p in $(pgrep -x rdmamesh); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" && echo "$p"
+  done
+}
+
+# wait_rows FILE PATTERN COUNT: until COUNT run rows of PATTERN are on the console (hang bound 300 s)
+wait_rows() {
+  for _ in $(seq 3000); do
+    [ "$(grep -cE "^ +$2 +[0-9]+ " "$1" 2>/dev/null)" -ge "$3" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
 finish() {
   rm -rf "$tmp"
   [ "$fails" = 0 ] && echo "all cases passed" || echo "$fails case(s) failed"

@@ -3,49 +3,91 @@
 // non-blocking all-to-all while still servicing receives, wait until every message counted
 // has arrived, verify. Local failures become events; every rank still takes part in each
 // collective, in the same order, so one rank's failure cannot hang the others.
+//
+// No wait is bounded by how long it lasts, only by how long nothing happens: a drain or a
+// receive wait ends when no completion came for --timeout, and the exchange ends early only
+// when liveness (beats and pulses through rank 0) or RDMA retries name a silent peer.
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "rdmamesh/app/liveness.hpp"
 #include "rdmamesh/cli/options.hpp"
 #include "rdmamesh/engine/core.hpp"
 #include "rdmamesh/mpi/world.hpp"
-#include "rdmamesh/util/stop.hpp"
 
 namespace rdmamesh::app {
 
-// Progress the engine until `done` or `timeout_s` passed; false on timeout.
-template <class Engine, class Done>
-bool progress_until(Engine& e, Done done, double timeout_s) {
-  const auto deadline = engine::clock::now() +
-                        std::chrono::duration_cast<engine::clock::duration>(std::chrono::duration<double>(timeout_s));
+// A pass that posted or completed something costs far more than a clock read (on rxe one
+// post of 1 MiB takes milliseconds), so the clock is read after those and every 64th empty one.
+class ticker {
+ public:
+  template <class Engine>
+  bool due(const Engine& e) {
+    const std::uint64_t now = e.progress_count();
+    const bool worked = now != seen_;
+    seen_ = now;
+    return worked || (++empty_ & 63) == 0;
+  }
+
+ private:
+  std::uint64_t seen_ = 0;
+  std::uint32_t empty_ = 0;
+};
+
+// Progress the engine until `done`; false once no completion came for `timeout_s`.
+template <class Engine, class Done, class Tick>
+bool progress_until(Engine& e, Done done, double timeout_s, Tick tick) {
+  const auto quiet_limit = std::chrono::duration<double>(timeout_s);
+  std::uint64_t seen = e.progress_count();
+  auto quiet_since = engine::clock::now();
+  ticker t;
   while (!done()) {
     e.progress();
-    if (engine::clock::now() > deadline) return false;
+    if (!t.due(e)) continue;
+    const auto now = engine::clock::now();
+    tick(now);
+    if (e.progress_count() != seen) {
+      seen = e.progress_count();
+      quiet_since = now;
+    } else if (now - quiet_since > quiet_limit) {
+      return false;
+    }
   }
   return true;
 }
 
-// Returns this rank's failures of the round, one line each. `on_stuck(what)` runs (and must not
-// return) when the other ranks never reach the exchange: a rank died or hangs. `on_stop()` runs
-// when a stop request ended the interval, before anything waits on the other ranks.
-template <class Engine, class OnStuck, class OnStop>
-std::vector<std::string> run_round(const mpi::world& w, Engine& eng, const options& o, OnStuck on_stuck,
-                                   OnStop on_stop) {
+// Returns this rank's failures of the round, one line each. `on_stuck(verdict, what)` runs
+// (and must not return) when a peer fell silent: named by liveness (`verdict`), or by RDMA
+// retries that ran out (no verdict; the engine's suspects say who).
+template <class Engine, class OnStuck>
+std::vector<std::string> run_round(const mpi::world& w, Engine& eng, const options& o, liveness& live,
+                                   OnStuck on_stuck) {
   const auto me = w.rank();
   std::vector<std::string> errors;
+  bool judge = true;  // silence is a verdict until our exchange is done
+  const char* what = "sending";
+  auto tick = [&](engine::clock::time_point now) {
+    if (auto v = live.tick(now, judge)) on_stuck(v, what);
+  };
+  live.begin_round(engine::clock::now());
   try {
     eng.start();
-    while (eng.sending()) eng.progress();
-    if (stop_requested()) on_stop();
+    ticker t;
+    while (eng.sending()) {
+      eng.progress();
+      if (t.due(eng)) tick(engine::clock::now());
+    }
+    what = "draining sends";
     if (!progress_until(
-            eng, [&] { return eng.drained(); }, o.timeout_s)) {
-      errors.push_back(fmt::format("rank {}: timed out after {:g} s draining sends (still waiting for {})", me,
+            eng, [&] { return eng.drained(); }, o.timeout_s, tick)) {
+      errors.push_back(fmt::format("rank {}: no completion for {:g} s while draining sends (still waiting for {})", me,
                                    o.timeout_s, eng.pending()));
     }
   } catch (const std::exception& e) {
@@ -58,25 +100,31 @@ std::vector<std::string> run_round(const mpi::world& w, Engine& eng, const optio
     // Peers that are late to the exchange get a liveness probe; a peer whose NIC stopped
     // answering (probe or round traffic ran out of retries) will never come, so stop waiting.
     constexpr double probe_after_s = 2.0;
+    what = "exchanging the round's message counts";
     mpi::request req = w.ialltoall(std::span<const std::uint64_t>(sent), std::span<std::uint64_t>(expected), o.qps);
     const auto t0 = engine::clock::now();
     bool probed = false;
+    ticker t;
     while (!req.test()) {
       eng.progress();
-      const double waited = std::chrono::duration<double>(engine::clock::now() - t0).count();
+      if (!t.due(eng)) continue;
+      const auto now = engine::clock::now();
+      tick(now);
+      const double waited = std::chrono::duration<double>(now - t0).count();
       if (!probed && waited >= probe_after_s) {
         eng.probe();
         probed = true;
       }
-      if ((waited >= probe_after_s && !eng.base().suspects().empty()) || waited >= o.timeout_s) {
-        on_stuck(fmt::format("exchanging the round's message counts (waited {:.0f} s)", waited));
-      }
+      if (probed && !eng.base().suspects().empty()) on_stuck(std::optional<liveness::verdict>{}, what);
     }
   }
+  judge = false;
+  what = "waiting for the round's messages";
   eng.expect(expected);
   if (!progress_until(
-          eng, [&] { return eng.received_all(); }, o.timeout_s)) {
-    errors.push_back(fmt::format("rank {}: timed out after {:g} s waiting for {}", me, o.timeout_s, eng.pending()));
+          eng, [&] { return eng.received_all(); }, o.timeout_s, tick)) {
+    errors.push_back(
+        fmt::format("rank {}: no message arrived for {:g} s while waiting for {}", me, o.timeout_s, eng.pending()));
   }
   eng.verify_final();
   return errors;

@@ -34,6 +34,7 @@ class stream {
 
   void probe();                 // a liveness probe to every peer on an idle lane-0 QP (see core::post_probe)
   std::string pending() const;  // what a wait still waits for, for timeout messages
+  std::uint64_t progress_count() const { return progress_; }  // posts and completions so far
   std::vector<stats::pair_counters> round_results() const;  // by rank, lanes summed
   core& base() { return core_; }
 
@@ -87,6 +88,7 @@ class stream {
   int polled_ = 0;       // completions seen by the current pass
   int posted_ = 0;       // WRs posted by the current pass
   bool worked_ = false;  // the last pass posted or polled something
+  std::uint64_t progress_ = 0;  // WRs posted and completions polled, cumulative
 };
 
 }  // namespace rdmamesh::engine

@@ -1,0 +1,52 @@
+// Rank 0's account of the job: the runs measured so far and the groups derived from them
+// (sweeps, scaling, contention). Whatever ends the job (its last run, a signal, a silent peer,
+// the watchdog) closes it here, from whichever thread, so the file always says how it ended
+// and keeps every finished run together with what those runs can derive: a sweep cut at
+// 8 MiB still has its 2 B ... 4 MiB curve.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "rdmamesh/cli/options.hpp"
+#include "rdmamesh/io/results_file.hpp"
+#include "rdmamesh/io/run_record.hpp"
+
+namespace rdmamesh::app {
+
+class ledger {
+ public:
+  // `file` may be null (no -o): the ledger then only keeps records for the console.
+  ledger(const options& o, std::vector<std::uint32_t> steps, std::vector<std::int32_t> node_of, std::uint32_t nodes,
+         io::results_file* file);
+
+  void add(io::run_record r);           // writes the run
+  void close_pattern(pattern_kind p);   // every run of `p` is in: its sweep or scaling group is final
+  // The normal end: contention of the mesh runs (returned as console text), then the status.
+  std::string finish(bool complete, const std::string& status);
+  // Any other end, from any thread: derived groups of the finished runs, then `status`. Does
+  // nothing once finish() ran; never throws (it runs on the way out of a failing process).
+  void abandon(const std::string& status) noexcept;
+
+  std::size_t runs() const;
+
+ private:
+  void derive(pattern_kind p);  // (re)writes p's sweep or scaling group from its finished runs
+  std::vector<const io::run_record*> finished(pattern_kind p) const;
+  std::string contention();
+
+  const options& o_;
+  std::vector<std::uint32_t> steps_;
+  std::vector<std::int32_t> node_of_;
+  std::uint32_t nodes_;
+  io::results_file* file_;
+  mutable std::mutex mu_;
+  std::vector<io::run_record> records_;
+  std::set<pattern_kind> dirty_;  // patterns with runs their derived group does not hold yet
+  bool finished_ = false;
+};
+
+}  // namespace rdmamesh::app

@@ -1,0 +1,118 @@
+// Rank 0's record of the job and every way it can end; see ledger.hpp.
+#include "rdmamesh/app/ledger.hpp"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "rdmamesh/io/report.hpp"
+#include "rdmamesh/stats/matrix.hpp"
+
+namespace rdmamesh::app {
+
+ledger::ledger(const options& o, std::vector<std::uint32_t> steps, std::vector<std::int32_t> node_of,
+               std::uint32_t nodes, io::results_file* file)
+    : o_(o), steps_(std::move(steps)), node_of_(std::move(node_of)), nodes_(nodes), file_(file) {}
+
+void ledger::add(io::run_record r) {
+  std::lock_guard lock(mu_);
+  if (file_) file_->write_run(o_, r);
+  dirty_.insert(r.pattern);
+  records_.push_back(std::move(r));
+}
+
+void ledger::close_pattern(pattern_kind p) {
+  std::lock_guard lock(mu_);
+  derive(p);
+}
+
+std::size_t ledger::runs() const {
+  std::lock_guard lock(mu_);
+  return records_.size();
+}
+
+std::vector<const io::run_record*> ledger::finished(pattern_kind p) const {
+  std::vector<const io::run_record*> out;
+  for (const auto& r : records_) {
+    if (r.pattern == p && !r.interrupted) out.push_back(&r);
+  }
+  return out;
+}
+
+void ledger::derive(pattern_kind p) {
+  dirty_.erase(p);
+  if (!file_) return;
+  const auto runs = finished(p);
+  if (o_.scaling) {
+    // the [size, step] grid holds the sizes whose every step finished, in size order
+    std::vector<std::uint64_t> sizes;
+    std::vector<const io::run_record*> grid;
+    for (std::uint64_t size : o_.sizes) {
+      std::vector<const io::run_record*> row;
+      for (std::uint32_t k : steps_) {
+        for (const auto* r : runs) {
+          if (r->size == size && r->active_per_node == k) row.push_back(r);
+        }
+      }
+      if (row.size() != steps_.size()) continue;
+      sizes.push_back(size);
+      grid.insert(grid.end(), row.begin(), row.end());
+    }
+    if (!sizes.empty()) file_->write_scaling(p, sizes, steps_, grid, node_of_, nodes_);
+  } else if (o_.sizes.size() > 1 && !runs.empty()) {
+    file_->write_sweep(o_, p, runs);
+  }
+}
+
+// Mesh over the first pairwise pattern that ran, per size (bw only).
+std::string ledger::contention() {
+  std::string text;
+  if (o_.mode != mode_kind::bw) return text;
+  for (auto& mesh : records_) {
+    if (mesh.pattern != pattern_kind::mesh || !mesh.bw || mesh.interrupted || mesh.contention) continue;
+    for (auto p : o_.patterns) {
+      if (p != pattern_kind::pairs && p != pattern_kind::shift) continue;
+      for (const auto& pw : records_) {
+        if (pw.pattern != p || pw.size != mesh.size || pw.active_per_node != mesh.active_per_node || !pw.bw ||
+            pw.interrupted) {
+          continue;
+        }
+        mesh.contention = stats::ratio(mesh.bw->tx_bw, pw.bw->tx_bw);
+        mesh.contention_vs = p;
+      }
+      if (mesh.contention) break;
+    }
+    if (!mesh.contention) continue;
+    text += io::format_contention(mesh);
+    if (file_) file_->write_contention(mesh);
+  }
+  return text;
+}
+
+std::string ledger::finish(bool complete, const std::string& status) {
+  std::lock_guard lock(mu_);
+  for (auto p : std::set<pattern_kind>(dirty_)) derive(p);
+  std::string text = contention();
+  if (file_) file_->finish(complete, status);
+  finished_ = true;
+  return text;
+}
+
+void ledger::abandon(const std::string& status) noexcept {
+  std::lock_guard lock(mu_);
+  if (finished_ || !file_) return;
+  try {
+    for (auto p : std::set<pattern_kind>(dirty_)) derive(p);
+    (void)contention();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "rdmamesh: error: rank 0: could not write the derived groups to {}: {}\n", file_->path(),
+               e.what());
+  }
+  try {
+    file_->finish(false, status);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "rdmamesh: error: rank 0: could not mark {} incomplete: {}\n", file_->path(), e.what());
+  }
+}
+
+}  // namespace rdmamesh::app
