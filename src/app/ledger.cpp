@@ -101,6 +101,9 @@ std::string ledger::finish(bool complete, const std::string& status) {
 void ledger::abandon(const std::string& status) noexcept {
   std::lock_guard lock(mu_);
   if (finished_ || !file_) return;
+  // the first failure is the cause; later ones only refresh what the finished runs derive
+  const bool first = !abandoned_;
+  abandoned_ = true;
   try {
     for (auto p : std::set<pattern_kind>(dirty_)) derive(p);
     (void)contention();
@@ -109,7 +112,10 @@ void ledger::abandon(const std::string& status) noexcept {
                e.what());
   }
   try {
-    file_->finish(false, status);
+    if (first)
+      file_->finish(false, status);
+    else
+      file_->flush();
   } catch (const std::exception& e) {
     fmt::print(stderr, "rdmamesh: error: rank 0: could not mark {} incomplete: {}\n", file_->path(), e.what());
   }

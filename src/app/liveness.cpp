@@ -41,7 +41,8 @@ std::optional<liveness::verdict> liveness::tick(clock::time_point now, bool judg
   if (now >= next_send_) {
     next_send_ = now + seconds(period_s_);
     if (root) {
-      for (int r = 1; r < b_.size(); ++r) b_.post(r, {.kind = mpi::signal_kind::pulse, .seq = seq_, .rank = -1, .text = {}});
+      for (int r = 1; r < b_.size(); ++r)
+        b_.post(r, {.kind = mpi::signal_kind::pulse, .seq = seq_, .rank = -1, .text = {}});
     } else {
       b_.post(0, {.kind = mpi::signal_kind::beat, .seq = seq_, .rank = -1, .text = {}});
     }
@@ -75,8 +76,7 @@ std::optional<liveness::verdict> liveness::read(clock::time_point now) {
         last_pulse_ = now;
         if (!s.text.empty()) return verdict{.rank = s.rank, .reason = std::move(s.text), .from_root = true};
         break;
-      case mpi::signal_kind::failure:
-        return verdict{.rank = s.source, .reason = std::move(s.text), .reported = true};
+      case mpi::signal_kind::failure: return verdict{.rank = s.source, .reason = std::move(s.text), .reported = true};
       case mpi::signal_kind::ack: break;  // only report() waits for one
     }
   }
@@ -84,7 +84,8 @@ std::optional<liveness::verdict> liveness::read(clock::time_point now) {
 }
 
 void liveness::announce(int rank, const std::string& line, double seconds_left) {
-  for (int r = 1; r < b_.size(); ++r) b_.post(r, {.kind = mpi::signal_kind::pulse, .seq = seq_, .rank = rank, .text = line});
+  for (int r = 1; r < b_.size(); ++r)
+    b_.post(r, {.kind = mpi::signal_kind::pulse, .seq = seq_, .rank = rank, .text = line});
   b_.drain(seconds_left);
 }
 

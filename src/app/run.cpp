@@ -31,8 +31,8 @@
 #include "rdmamesh/fabric/select.hpp"
 #include "rdmamesh/fabric/topology.hpp"
 #include "rdmamesh/io/report.hpp"
-#include "rdmamesh/mpi/beacon.hpp"
 #include "rdmamesh/io/results_file.hpp"
+#include "rdmamesh/mpi/beacon.hpp"
 #include "rdmamesh/plan/layout.hpp"
 #include "rdmamesh/plan/schedule.hpp"
 #include "rdmamesh/stats/matrix.hpp"
@@ -151,9 +151,10 @@ bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, 
   acc.lat_failed.assign(c.n, 0);
   // every collective is bounded: if a peer never comes, the watchdog names it and ends the run
   auto guarded = [&](const char* what, auto&& collective) {
-    guarded_wait g(c.dog,
-                   stuck_line(c, std::nullopt, eng.base().suspects(), fmt::format("{} (waited {:g} s)", what, c.o.timeout_s)),
-                   c.o.timeout_s);
+    guarded_wait g(
+        c.dog,
+        stuck_line(c, std::nullopt, eng.base().suspects(), fmt::format("{} (waited {:g} s)", what, c.o.timeout_s)),
+        c.o.timeout_s);
     return collective();
   };
   auto on_stuck = [&](const std::optional<liveness::verdict>& v, const std::string& what) {
@@ -380,9 +381,10 @@ int run(const mpi::world& w, int argc, char** argv) {
   if (file) {
     noter = std::thread([&book] {
       if (const int sig = wait_for_stop()) {
-        book.abandon(fmt::format("incomplete: interrupted by {} before the run in progress was written (the launcher "
-                                 "or the batch system ended the job, or a user did; a rank may have died)",
-                                 signal_name(sig)));
+        book.abandon(
+            fmt::format("incomplete: interrupted by {} before the run in progress was written (the launcher "
+                        "or the batch system ended the job, or a user did; a rank may have died)",
+                        signal_name(sig)));
       }
     });
   }
@@ -434,8 +436,19 @@ int run(const mpi::world& w, int argc, char** argv) {
     }).detach();
   }
 
-  const context c{w,     o,        n,    me,   book,    ep->inline_size(), layout.window,
-                  ranks, node_of, static_cast<std::uint32_t>(node.nodes), dog, live, give_up};
+  const context c{w,
+                  o,
+                  n,
+                  me,
+                  book,
+                  ep->inline_size(),
+                  layout.window,
+                  ranks,
+                  node_of,
+                  static_cast<std::uint32_t>(node.nodes),
+                  dog,
+                  live,
+                  give_up};
   bool clean = true;
   bool stopped = false;
   std::uint32_t index = 0;

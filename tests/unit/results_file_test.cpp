@@ -9,6 +9,7 @@
 
 #include <hdf5.h>
 
+#include "rdmamesh/app/ledger.hpp"
 #include "rdmamesh/io/results_file.hpp"
 #include "rdmamesh/util/error.hpp"
 
@@ -193,4 +194,59 @@ TEST_CASE("an output folder that is not writable is refused") {
   fs::permissions(tmp.path, fs::perms::owner_read | fs::perms::owner_exec);
   CHECK_THROWS_AS(io::check_output_path((tmp.path / "x.h5").string(), false), usage_error);
   fs::permissions(tmp.path, fs::perms::owner_all);
+}
+
+TEST_CASE("a job cut short keeps the finished sizes as its sweep, and its first reason") {
+  temp_dir tmp;
+  const std::string path = (tmp.path / "cut.h5").string();
+  const std::uint32_t n = 2;
+  options o;
+  o.sizes = {1024, 2048, 4096};
+  o.patterns = {pattern_kind::mesh};
+  {
+    io::results_file f(path, false, n, "x");
+    app::ledger book(o, {0}, {0, 0}, 1, &f);
+    io::run_record r0 = sample(n, 1024);
+    io::run_record r1 = sample(n, 2048);
+    r1.index = 1;
+    io::run_record r2 = sample(n, 4096);  // cut short by a signal: measured, but no sweep point
+    r2.index = 2;
+    r2.interrupted = true;
+    book.add(r0);
+    book.abandon("incomplete: interrupted by SIGTERM before the run in progress was written");
+    book.add(r1);
+    book.add(r2);
+    book.abandon("incomplete: a later, lesser reason");
+  }
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(file >= 0);
+  CHECK(read_int_attr(file, "complete") == 0);
+  CHECK(read_string_attr(file, "status") ==
+        "incomplete: interrupted by SIGTERM before the run in progress was written");
+  std::vector<hsize_t> dims;
+  // the sweep was written at the first abandon and rewritten with the runs that finished since
+  const auto sizes = read_dataset<std::uint64_t>(file, "sweeps/mesh/msg_size", H5T_NATIVE_UINT64, &dims);
+  CHECK(sizes == std::vector<std::uint64_t>{1024, 2048});
+  CHECK(H5Lexists(file, "runs/0002", H5P_DEFAULT) > 0);
+  H5Fclose(file);
+}
+
+TEST_CASE("once the job is finished, a late failure does not rewrite its status") {
+  temp_dir tmp;
+  const std::string path = (tmp.path / "done.h5").string();
+  options o;
+  o.sizes = {1024};
+  {
+    io::results_file f(path, false, 2, "x");
+    app::ledger book(o, {0}, {0, 0}, 1, &f);
+    book.add(sample(2));
+    book.close_pattern(pattern_kind::mesh);
+    book.finish(true, "ok");
+    book.abandon("incomplete: the other ranks stopped answering at the end of the run");
+  }
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(file >= 0);
+  CHECK(read_int_attr(file, "complete") == 1);
+  CHECK(read_string_attr(file, "status") == "ok");
+  H5Fclose(file);
 }

@@ -23,12 +23,13 @@ class ledger {
   ledger(const options& o, std::vector<std::uint32_t> steps, std::vector<std::int32_t> node_of, std::uint32_t nodes,
          io::results_file* file);
 
-  void add(io::run_record r);           // writes the run
-  void close_pattern(pattern_kind p);   // every run of `p` is in: its sweep or scaling group is final
+  void add(io::run_record r);          // writes the run
+  void close_pattern(pattern_kind p);  // every run of `p` is in: its sweep or scaling group is final
   // The normal end: contention of the mesh runs (returned as console text), then the status.
   std::string finish(bool complete, const std::string& status);
-  // Any other end, from any thread: derived groups of the finished runs, then `status`. Does
-  // nothing once finish() ran; never throws (it runs on the way out of a failing process).
+  // Any other end, from any thread: derived groups of the finished runs, then `status` (the
+  // first one given: the cause). Does nothing once finish() ran; never throws (it runs on the
+  // way out of a failing process).
   void abandon(const std::string& status) noexcept;
 
   std::size_t runs() const;
@@ -47,6 +48,7 @@ class ledger {
   std::vector<io::run_record> records_;
   std::set<pattern_kind> dirty_;  // patterns with runs their derived group does not hold yet
   bool finished_ = false;
+  bool abandoned_ = false;
 };
 
 }  // namespace rdmamesh::app

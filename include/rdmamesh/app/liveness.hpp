@@ -21,8 +21,8 @@ class liveness {
 
   // Why a wait must end.
   struct verdict {
-    int rank = -1;       // the rank that fell silent or gave up, -1 if none in particular
-    std::string reason;  // how this rank knows
+    int rank = -1;           // the rank that fell silent or gave up, -1 if none in particular
+    std::string reason;      // how this rank knows
     bool from_root = false;  // rank 0 announced it: it needs no report back
     bool reported = false;   // rank 0: `rank` reported a failure of its own; answer it with acknowledge()
   };
