@@ -25,6 +25,7 @@ rank_pid() {
   for p in $(pgrep -x rdmamesh); do
     tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" && echo "$p"
   done
+  return 0
 }
 
 # wait_rows FILE PATTERN COUNT: until COUNT run rows of PATTERN are on the console (hang bound 300 s)
