@@ -243,156 +243,83 @@ bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, 
   return clean;
 }
 
-}  // namespace
-
-int run(const mpi::world& w, int argc, char** argv) {
-  const auto n = static_cast<std::uint32_t>(w.size());
-  const auto me = static_cast<std::uint32_t>(w.rank());
-
-  // cli: parse everywhere; help and version print once
-  const parse_outcome parsed = parse_command_line(argc, argv);
-  int code = agree(w, parsed.opts ? exit_ok : parsed.exit_code, parsed.opts ? std::string() : parsed.text);
-  if (!w.all_true(parsed.opts.has_value())) {
-    if (me == 0 && code == exit_ok) print(parsed.text);
-    return code;
-  }
-  const options& o = *parsed.opts;
-
-  std::optional<fault> injected;
-  code = step(w, [&] {
-    if (n < 2) {
-      throw usage_error(
-          "rdmamesh needs at least 2 ranks (one per end of a pair); launch it with mpirun -np N or "
-          "srun -n N, N >= 2");
-    }
-    check_same_options(w, o);
-    injected = fault_from_env(n);
-  });
-  if (code != exit_ok) return code;
-
-  // plan: the buffer layout and the schedules' shape, before anything is allocated; --scaling
-  // steps need every rank's place on its node
-  const mpi::node_info node = w.node();
-  const auto local_of = w.allgather(static_cast<std::uint32_t>(node.local_rank));
-  const auto node_of = w.allgather(static_cast<std::int32_t>(node.node));
-  std::vector<std::uint32_t> steps{0};  // 0: every rank active
-  plan::layout layout;
-  code = step(w, [&] {
-    for (auto p : o.patterns) (void)plan::schedule(p, n, o.bidirectional, o.target);  // validates --target
-    if (o.scaling) steps = plan::scaling_steps(local_of, *std::max_element(local_of.begin(), local_of.end()) + 1);
-    layout = plan::make_layout(o, n);
-  });
-  if (code != exit_ok) return code;
-
-  // io: the output file exists before any traffic, so a bad path costs nothing
-  std::unique_ptr<io::results_file> file;
-  code = step(w, [&] {
-    if (me == 0 && !o.output.empty()) {
-      file = std::make_unique<io::results_file>(o.output, o.force, n, join_command_line(argc, argv));
-      auto config = describe(o);
-      if (injected) config.emplace_back("RDMAMESH_FAULT", std::getenv("RDMAMESH_FAULT"));
-      file->write_config(config);
-    }
-  });
-  if (code != exit_ok) return code;
-  bool run_written = false;
-  auto abandon_file = [&] {
-    // nothing measured yet: leave no empty file behind to block the corrected rerun
-    if (file && !run_written) {
-      const std::string path = file->path();
-      file.reset();
-      std::remove(path.c_str());
-    }
-  };
-
-  // fabric: placement (where this rank runs, which NIC), device, resources, exchange, connect
-  std::optional<fabric::port_choice> port;
-  std::optional<fabric::placement> where;
-  fabric::topology_ptr topo;
-  code = step(w, [&] {
-    const auto devices = fabric::discover(o.ib_dev);
-    std::vector<std::string> usable;
-    for (const auto& d : devices) {
-      if (std::any_of(d.ports.begin(), d.ports.end(), [](const auto& p) { return p.state == IBV_PORT_ACTIVE; })) {
-        usable.push_back(d.name);
-      }
-    }
-    topo = std::make_shared<fabric::topology>();
-    // every rank on this node pins its buffer: check it fits before the kernel OOM-kills a rank
-    const std::uint64_t node_bytes = layout.total_bytes() * static_cast<std::uint64_t>(node.local_size);
-    if (const std::uint64_t ram = topo->total_memory(); ram > 0 && node_bytes > ram / 10 * 9) {
-      throw usage_error(fmt::format(
-          "the buffers need {} per rank, {} for the {} ranks on {}, more than 90% of its {} of memory; lower "
-          "--size or --peer-buffer, or run fewer ranks per node",
-          format_size(layout.total_bytes()), format_size(node_bytes), node.local_size, fabric::this_host(),
-          format_size(ram)));
-    }
-    where = fabric::place(topo->describe(usable), node.local_rank, node.local_size, o.bind, o.ib_dev);
-    if (where->source == fabric::bound_by::rdmamesh) topo->bind_process(where->pu);
-    options chosen = o;
-    chosen.ib_dev = where->device;
-    port = fabric::choose_port(devices, chosen);
-  });
-  if (code != exit_ok) return abandon_file(), code;
-
-  std::unique_ptr<fabric::endpoint> ep;
-  code = step(w, [&] { ep = std::make_unique<fabric::endpoint>(o, layout, *port, me, n, topo, where->numa); });
-  if (code != exit_ok) return abandon_file(), code;
-  const auto ranks =
-      w.allgather(fabric::make_rank_info(fabric::this_host(), &*port, &*where, node, ep->buffer_on_numa()));
-  // ranks pinned onto common CPUs must not spin through each other's time slices
-  bool crowded = false;
-  for (std::uint32_t r = 0; r < n; ++r) crowded = crowded || (r != me && fabric::share_cpu(ranks[me], ranks[r]));
-
-  const std::vector<fabric::conn_info> mine = ep->local_infos();
-  const std::vector<fabric::conn_info> theirs = w.alltoall(std::span<const fabric::conn_info>(mine), o.qps);
-  code = step(w, [&] { ep->connect(theirs, injected); });
-  if (code != exit_ok) return abandon_file(), code;
-
-  // engine: receives are posted before the first barrier, so no peer ever finds none
-  std::unique_ptr<engine::stream> streamer;
-  std::unique_ptr<engine::pingpong> pinger;
-  code = step(w, [&] {
-    if (o.mode == mode_kind::bw) {
-      streamer = std::make_unique<engine::stream>(o, layout, me, n, *ep);
-    } else {
-      pinger = std::make_unique<engine::pingpong>(o, layout, me, n, *ep);
-    }
-  });
-  if (code != exit_ok) return abandon_file(), code;
-  engine::core& base = streamer ? streamer->base() : pinger->base();
-  base.set_crowded(crowded);
-  base.inject(injected);
-
-  if (me == 0) {
-    for (const auto& warning : fabric::sharing_warnings(ranks)) fmt::print(stderr, "rdmamesh: warning: {}\n", warning);
-    std::string header = io::format_header(o, ranks, ep->inline_size());
-    if (injected)
-      header += fmt::format("# fault injected (test only): RDMAMESH_FAULT={}\n", std::getenv("RDMAMESH_FAULT"));
-    print(header + io::format_table_header(o));
-    if (file) file->write_ranks(ranks);
-  }
-
-  // A stop request (Slurm's scancel, mpirun tearing the job down after a rank died): rank 0
-  // notes it in the file at once from a thread of its own, since the main thread may sit in
-  // a collective and the launcher's SIGKILL follows within about a second.
-  ledger book(o, steps, node_of, static_cast<std::uint32_t>(node.nodes), file.get());
-  std::thread noter;
-  if (file) {
-    noter = std::thread([&book] {
+// Rank 0's thread that marks the file the moment a stop request arrives; released (and
+// joined) when the job ends, on every path out, exceptions included.
+class stop_noter {
+ public:
+  explicit stop_noter(ledger* book) {
+    if (!book) return;
+    thread_ = std::thread([book] {
       if (const int sig = wait_for_stop()) {
-        book.abandon(
+        book->abandon(
             fmt::format("incomplete: interrupted by {} before the run in progress was written (the launcher "
                         "or the batch system ended the job, or a user did; a rank may have died)",
                         signal_name(sig)));
       }
     });
   }
-  auto release_noter = [&] {
-    if (!noter.joinable()) return;
+  ~stop_noter() { release(); }
+  stop_noter(const stop_noter&) = delete;
+  stop_noter& operator=(const stop_noter&) = delete;
+  void release() {
+    if (!thread_.joinable()) return;
     release_stop_waiter();
-    noter.join();
-  };
+    thread_.join();
+  }
+
+ private:
+  std::thread thread_;
+};
+
+// What setup hands the job: everything made once, on every rank.
+struct setup {
+  std::uint32_t n = 0, me = 0;
+  mpi::node_info node;
+  std::vector<std::uint32_t> local_of;  // by rank
+  std::vector<std::int32_t> node_of;    // by rank
+  std::vector<std::uint32_t> steps{0};  // --scaling steps; 0: every rank active
+  plan::layout layout;
+  std::optional<fault> injected;
+  std::unique_ptr<io::results_file> file;  // rank 0 with -o only
+  std::unique_ptr<fabric::endpoint> ep;
+  std::vector<fabric::rank_info> ranks;
+  std::unique_ptr<engine::stream> streamer;  // --mode bw
+  std::unique_ptr<engine::pingpong> pinger;  // --mode lat
+};
+
+// Every pattern, size and --scaling step in order; false if any rank's part was not clean.
+template <class Engine>
+bool run_patterns(const context& c, const setup& s, Engine& eng, bool& stopped) {
+  bool clean = true;
+  std::uint32_t index = 0;
+  std::vector<std::uint32_t> everyone(c.n);
+  for (std::uint32_t r = 0; r < c.n; ++r) everyone[r] = r;
+  for (auto pattern : c.o.patterns) {
+    if (stopped) break;
+    for (std::uint64_t size : c.o.sizes) {
+      for (std::uint32_t k : s.steps) {
+        if (stopped) break;
+        const plan::subset_schedule sched(pattern, k ? plan::active_ranks(s.local_of, k) : everyone, c.n,
+                                          c.o.bidirectional, c.o.target);
+        clean = run_one(c, eng, sched, size, k, index, stopped) && clean;
+        ++index;
+      }
+    }
+    if (c.me == 0 && !stopped) c.book.close_pattern(pattern);
+  }
+  return clean;
+}
+
+// The measured part of the job, after setup: its failure paths (a stop request, a silent
+// peer, a collective that never completes) and the rounds of every run; the exit code.
+int run_job(const mpi::world& w, const options& o, setup& s) {
+  const std::uint32_t n = s.n, me = s.me;
+  io::results_file* file = s.file.get();
+  // A stop request (Slurm's scancel, mpirun tearing the job down after a rank died): rank 0
+  // notes it in the file at once from a thread of its own, since the main thread may sit in
+  // a collective and the launcher's SIGKILL follows within about a second.
+  ledger book(o, s.steps, s.node_of, static_cast<std::uint32_t>(s.node.nodes), file);
+  stop_noter noter(file ? &book : nullptr);
 
   // When peers stop answering: say so, make sure rank 0 has marked the file incomplete with
   // everything finished so far, and end this process. Rank 0 writes before it tells the
@@ -429,8 +356,8 @@ int run(const mpi::world& w, int argc, char** argv) {
     if (me != 0) std::this_thread::sleep_for(std::chrono::seconds(2));  // rank 0's watchdog writes the file
     std::_Exit(exit_system);
   });
-  if (injected && injected->what == fault::kind::kill && injected->src == me) {
-    std::thread([seconds = injected->seconds] {
+  if (s.injected && s.injected->what == fault::kind::kill && s.injected->src == me) {
+    std::thread([seconds = s.injected->seconds] {
       std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
       std::raise(SIGKILL);  // as `kill -9` from outside: no handler, no cleanup
     }).detach();
@@ -441,35 +368,16 @@ int run(const mpi::world& w, int argc, char** argv) {
                   n,
                   me,
                   book,
-                  ep->inline_size(),
-                  layout.window,
-                  ranks,
-                  node_of,
-                  static_cast<std::uint32_t>(node.nodes),
+                  s.ep->inline_size(),
+                  s.layout.window,
+                  s.ranks,
+                  s.node_of,
+                  static_cast<std::uint32_t>(s.node.nodes),
                   dog,
                   live,
                   give_up};
-  bool clean = true;
   bool stopped = false;
-  std::uint32_t index = 0;
-  std::vector<std::uint32_t> everyone(n);
-  for (std::uint32_t r = 0; r < n; ++r) everyone[r] = r;
-  for (auto pattern : o.patterns) {
-    if (stopped) break;
-    for (std::uint64_t size : o.sizes) {
-      for (std::uint32_t k : steps) {
-        if (stopped) break;
-        const plan::subset_schedule sched(pattern, k ? plan::active_ranks(local_of, k) : everyone, n, o.bidirectional,
-                                          o.target);
-        clean = (streamer ? run_one(c, *streamer, sched, size, k, index, stopped)
-                          : run_one(c, *pinger, sched, size, k, index, stopped)) &&
-                clean;
-        ++index;
-        run_written = true;
-      }
-    }
-    if (me == 0 && !stopped) book.close_pattern(pattern);
-  }
+  bool clean = s.streamer ? run_patterns(c, s, *s.streamer, stopped) : run_patterns(c, s, *s.pinger, stopped);
 
   {
     guarded_wait g(dog, fmt::format("rank {}: the other ranks stopped answering at the end of the run", me),
@@ -488,7 +396,7 @@ int run(const mpi::world& w, int argc, char** argv) {
       print(book.finish(true, clean ? "ok" : "finished with failures"));
     }
   }
-  release_noter();
+  noter.release();
   {
     guarded_wait g(dog, fmt::format("rank {}: the other ranks stopped answering at the end of the run", me),
                    o.timeout_s);
@@ -496,6 +404,138 @@ int run(const mpi::world& w, int argc, char** argv) {
   }
   if (stopped) return exit_interrupted;
   return clean ? exit_ok : exit_run_failures;
+}
+
+}  // namespace
+
+int run(const mpi::world& w, int argc, char** argv) {
+  setup s;
+  const auto n = s.n = static_cast<std::uint32_t>(w.size());
+  const auto me = s.me = static_cast<std::uint32_t>(w.rank());
+
+  // cli: parse everywhere; help and version print once
+  const parse_outcome parsed = parse_command_line(argc, argv);
+  int code = agree(w, parsed.opts ? exit_ok : parsed.exit_code, parsed.opts ? std::string() : parsed.text);
+  if (!w.all_true(parsed.opts.has_value())) {
+    if (me == 0 && code == exit_ok) print(parsed.text);
+    return code;
+  }
+  const options& o = *parsed.opts;
+
+  std::optional<fault>& injected = s.injected;
+  code = step(w, [&] {
+    if (n < 2) {
+      throw usage_error(
+          "rdmamesh needs at least 2 ranks (one per end of a pair); launch it with mpirun -np N or "
+          "srun -n N, N >= 2");
+    }
+    check_same_options(w, o);
+    injected = fault_from_env(n);
+  });
+  if (code != exit_ok) return code;
+
+  // plan: the buffer layout and the schedules' shape, before anything is allocated; --scaling
+  // steps need every rank's place on its node
+  const mpi::node_info node = s.node = w.node();
+  const auto& local_of = s.local_of = w.allgather(static_cast<std::uint32_t>(node.local_rank));
+  s.node_of = w.allgather(static_cast<std::int32_t>(node.node));
+  auto& steps = s.steps;
+  auto& layout = s.layout;
+  code = step(w, [&] {
+    for (auto p : o.patterns) (void)plan::schedule(p, n, o.bidirectional, o.target);  // validates --target
+    if (o.scaling) steps = plan::scaling_steps(local_of, *std::max_element(local_of.begin(), local_of.end()) + 1);
+    layout = plan::make_layout(o, n);
+  });
+  if (code != exit_ok) return code;
+
+  // io: the output file exists before any traffic, so a bad path costs nothing
+  auto& file = s.file;
+  code = step(w, [&] {
+    if (me == 0 && !o.output.empty()) {
+      file = std::make_unique<io::results_file>(o.output, o.force, n, join_command_line(argc, argv));
+      auto config = describe(o);
+      if (injected) config.emplace_back("RDMAMESH_FAULT", std::getenv("RDMAMESH_FAULT"));
+      file->write_config(config);
+    }
+  });
+  if (code != exit_ok) return code;
+  auto abandon_file = [&] {
+    // nothing measured yet: leave no empty file behind to block the corrected rerun
+    if (file) {
+      const std::string path = file->path();
+      file.reset();
+      std::remove(path.c_str());
+    }
+  };
+
+  // fabric: placement (where this rank runs, which NIC), device, resources, exchange, connect
+  std::optional<fabric::port_choice> port;
+  std::optional<fabric::placement> where;
+  fabric::topology_ptr topo;
+  code = step(w, [&] {
+    const auto devices = fabric::discover(o.ib_dev);
+    std::vector<std::string> usable;
+    for (const auto& d : devices) {
+      if (std::any_of(d.ports.begin(), d.ports.end(), [](const auto& p) { return p.state == IBV_PORT_ACTIVE; })) {
+        usable.push_back(d.name);
+      }
+    }
+    topo = std::make_shared<fabric::topology>();
+    // every rank on this node pins its buffer: check it fits before the kernel OOM-kills a rank
+    const std::uint64_t node_bytes = layout.total_bytes() * static_cast<std::uint64_t>(node.local_size);
+    if (const std::uint64_t ram = topo->total_memory(); ram > 0 && node_bytes > ram / 10 * 9) {
+      throw usage_error(fmt::format(
+          "the buffers need {} per rank, {} for the {} ranks on {}, more than 90% of its {} of memory; lower "
+          "--size or --peer-buffer, or run fewer ranks per node",
+          format_size(layout.total_bytes()), format_size(node_bytes), node.local_size, fabric::this_host(),
+          format_size(ram)));
+    }
+    where = fabric::place(topo->describe(usable), node.local_rank, node.local_size, o.bind, o.ib_dev);
+    if (where->source == fabric::bound_by::rdmamesh) topo->bind_process(where->pu);
+    options chosen = o;
+    chosen.ib_dev = where->device;
+    port = fabric::choose_port(devices, chosen);
+  });
+  if (code != exit_ok) return abandon_file(), code;
+
+  auto& ep = s.ep;
+  code = step(w, [&] { ep = std::make_unique<fabric::endpoint>(o, layout, *port, me, n, topo, where->numa); });
+  if (code != exit_ok) return abandon_file(), code;
+  const auto& ranks = s.ranks =
+      w.allgather(fabric::make_rank_info(fabric::this_host(), &*port, &*where, node, ep->buffer_on_numa()));
+  // ranks pinned onto common CPUs must not spin through each other's time slices
+  bool crowded = false;
+  for (std::uint32_t r = 0; r < n; ++r) crowded = crowded || (r != me && fabric::share_cpu(ranks[me], ranks[r]));
+
+  const std::vector<fabric::conn_info> mine = ep->local_infos();
+  const std::vector<fabric::conn_info> theirs = w.alltoall(std::span<const fabric::conn_info>(mine), o.qps);
+  code = step(w, [&] { ep->connect(theirs, injected); });
+  if (code != exit_ok) return abandon_file(), code;
+
+  // engine: receives are posted before the first barrier, so no peer ever finds none
+  auto& streamer = s.streamer;
+  auto& pinger = s.pinger;
+  code = step(w, [&] {
+    if (o.mode == mode_kind::bw) {
+      streamer = std::make_unique<engine::stream>(o, layout, me, n, *ep);
+    } else {
+      pinger = std::make_unique<engine::pingpong>(o, layout, me, n, *ep);
+    }
+  });
+  if (code != exit_ok) return abandon_file(), code;
+  engine::core& base = streamer ? streamer->base() : pinger->base();
+  base.set_crowded(crowded);
+  base.inject(injected);
+
+  if (me == 0) {
+    for (const auto& warning : fabric::sharing_warnings(ranks)) fmt::print(stderr, "rdmamesh: warning: {}\n", warning);
+    std::string header = io::format_header(o, ranks, ep->inline_size());
+    if (injected)
+      header += fmt::format("# fault injected (test only): RDMAMESH_FAULT={}\n", std::getenv("RDMAMESH_FAULT"));
+    print(header + io::format_table_header(o));
+    if (file) file->write_ranks(ranks);
+  }
+  return run_job(w, o, s);
 }
 
 }  // namespace rdmamesh::app
