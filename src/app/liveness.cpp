@@ -76,7 +76,8 @@ std::optional<liveness::verdict> liveness::read(clock::time_point now) {
         last_pulse_ = now;
         if (!s.text.empty()) return verdict{.rank = s.rank, .reason = std::move(s.text), .from_root = true};
         break;
-      case mpi::signal_kind::failure: return verdict{.rank = s.source, .reason = std::move(s.text), .reported = true};
+      case mpi::signal_kind::failure:
+        return verdict{.rank = s.rank, .reason = std::move(s.text), .from_root = false, .reporter = s.source};
       case mpi::signal_kind::ack: break;  // only report() waits for one
     }
   }
@@ -94,12 +95,12 @@ void liveness::acknowledge(int rank) {
   b_.drain(1.0);
 }
 
-bool liveness::report(const std::string& line, double wait_s) {
+bool liveness::report(int rank, const std::string& reason, double wait_s) {
   const auto until = clock::now() + seconds(wait_s);
   bool sent = false;
   while (clock::now() < until) {
     // the slot to rank 0 may still hold a beat rank 0 has not taken yet
-    sent = sent || b_.post(0, {.kind = mpi::signal_kind::failure, .seq = seq_, .rank = -1, .text = line});
+    sent = sent || b_.post(0, {.kind = mpi::signal_kind::failure, .seq = seq_, .rank = rank, .text = reason});
     for (const auto& s : b_.poll()) {
       if (s.kind == mpi::signal_kind::ack) return true;
       if (s.kind == mpi::signal_kind::pulse && !s.text.empty()) return true;  // rank 0 ends the job anyway

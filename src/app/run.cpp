@@ -104,7 +104,9 @@ std::string host_of(const context& c, std::uint32_t r) {
 std::string stuck_line(const context& c, const std::optional<liveness::verdict>& v,
                        const std::vector<std::uint32_t>& suspects, const std::string& what) {
   const std::string me = fmt::format("rank {} ({})", c.me, host_of(c, c.me));
-  if (v && v->reported) return fmt::format("{}: ended the job because rank {} gave up: {}", me, v->rank, v->reason);
+  if (v && v->reporter >= 0 && v->rank < 0) {
+    return fmt::format("{}: ended the job because rank {} gave up: {}", me, v->reporter, v->reason);
+  }
   if (v && v->rank < 0) return fmt::format("{}: the job ended while {}: {}", me, what, v->reason);
   if (v) {
     const auto r = static_cast<std::uint32_t>(v->rank);
@@ -208,7 +210,11 @@ bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, 
   if constexpr (std::is_same_v<Engine, engine::stream>) {
     const auto rows =
         guarded("gathering counters", [&] { return c.w.gather(std::span<const stats::pair_counters>(acc.counters)); });
-    if (c.me == 0) r.bw = stats::assemble(rows, c.n, size, receiver_sees_messages(c.o.op));
+    if (c.me == 0) {
+      r.bw = stats::assemble(rows, c.n, size, receiver_sees_messages(c.o.op));
+      r.outliers = stats::find_outliers(r.bw->tx_bw, r.bw->flags, r.bw->round, c.node_of, c.o.slow_pct);
+      r.outlier_text = io::outlier_lines(r, c.ranks);
+    }
   } else {
     const auto rows = guarded("gathering latencies",
                               [&] { return c.w.gather(std::span<const stats::latency_summary>(acc.latencies)); });
@@ -237,6 +243,7 @@ bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, 
   }
   if (c.me == 0) {
     print(io::format_run(c.o, r));
+    for (const auto& line : r.outlier_text) print(line + "\n");
     print(io::format_scaling(r, c.node_of, c.nodes));
     c.book.add(std::move(r));
   }
@@ -335,18 +342,21 @@ int run_job(const mpi::world& w, const options& o, setup& s) {
   auto give_up = [&](const std::string& line, const std::optional<liveness::verdict>& v,
                      const std::vector<std::uint32_t>& suspects) {
     leave(line);
+    // who fell silent, and how this rank knows: rank 0 tells everyone, the others tell rank 0
+    int culprit = -1;
+    std::string reason = line;
+    if (v && v->rank >= 0) {
+      culprit = v->rank;
+      reason = v->reporter >= 0 || v->from_root ? v->reason : fmt::format("rank {} {}", me, v->reason);
+    } else if (!v && !suspects.empty()) {
+      culprit = static_cast<int>(suspects.front());
+      reason = fmt::format("rank {}'s RDMA retries to it ran out", me);
+    }
     if (me == 0) {
-      // the others name the same rank, and say how rank 0 knows
-      if (v && v->rank > 0 && !v->reported) {
-        live.announce(v->rank, "rank 0 " + v->reason, 1.0);
-      } else if (!v && !suspects.empty()) {
-        live.announce(static_cast<int>(suspects.front()), "rank 0's RDMA retries to it ran out", 1.0);
-      } else {
-        live.announce(-1, line, 1.0);
-      }
-      if (v && v->reported) live.acknowledge(v->rank);
+      live.announce(culprit, reason, 1.0);
+      if (v && v->reporter >= 0) live.acknowledge(v->reporter);
     } else if (!(v && v->from_root)) {
-      live.report(line, o.timeout_s + 5);  // rank 0 may be in a collective: its watchdog then writes
+      live.report(culprit, reason, o.timeout_s + 5);  // rank 0 may be in a collective: its watchdog then writes
     }
     std::_Exit(exit_system);
   };

@@ -89,6 +89,7 @@ std::vector<std::pair<std::string, std::string>> describe(const options& o) {
       {"gid-index", o.gid_index >= 0 ? fmt::format("{}", o.gid_index) : "auto"},
       {"verify", o.verify ? "yes" : "no"},
       {"timeout", num(o.timeout_s)},
+      {"slow", num(o.slow_pct)},
       {"output", o.output.empty() ? "-" : o.output},
       {"force", o.force ? "yes" : "no"},
   };
@@ -169,6 +170,9 @@ void validate(const options& o) {
   }
   if (!(o.warmup_s >= 0 && std::isfinite(o.warmup_s))) {
     throw usage_error("--warmup must be zero or a positive number of seconds");
+  }
+  if (!(o.slow_pct > 0 && o.slow_pct < 100)) {
+    throw usage_error("--slow must be a percentage between 0 and 100 (exclusive), e.g. --slow 90");
   }
   if (!(o.timeout_s > 0 && std::isfinite(o.timeout_s))) {
     throw usage_error("--timeout must be a positive number of seconds");
@@ -264,8 +268,13 @@ parse_outcome parse_command_line(int argc, const char* const* argv) {
       ->check(CLI::Range(0, 65535));
   app.add_option("-o,--output", o.output, "Write results to this HDF5 file");
   app.add_flag("--force", o.force, "Overwrite the output file if it exists");
+  app.add_option("--slow", o.slow_pct, "A pair below PCT % of the run's median pair is slow (outliers)")
+      ->option_text("PCT")
+      ->capture_default_str();
   app.add_flag("--verify", o.verify, "Fill every payload with a (src, dst, seq) pattern and check it on arrival");
-  app.add_option("--timeout", o.timeout_s, "Seconds any wait for peers may take before the run is declared failed")
+  app.add_option("--timeout", o.timeout_s,
+                 "Seconds without any sign of life from a peer before it is named dead or hung (not a bound on "
+                 "how long a round may run)")
       ->capture_default_str();
 
   parse_outcome out;

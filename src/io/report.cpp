@@ -229,4 +229,43 @@ std::string format_contention(const run_record& mesh) {
       mesh.size, to_string(mesh.contention_vs), s.min, s.median, s.max, s.pairs);
 }
 
+std::vector<std::string> outlier_lines(const run_record& r, std::span<const fabric::rank_info> ranks) {
+  std::vector<std::string> lines;
+  if (!r.outliers) return lines;
+  auto who = [&](std::int32_t rank) {
+    const auto& ri = ranks[static_cast<std::size_t>(rank)];
+    return fmt::format("rank {} ({}, {})", rank, fabric::text(ri.host), fabric::text(ri.device));
+  };
+  // "its sends at 41 % and its receives at 43 %", leaving out a side that is not slow
+  auto sides = [](const stats::outlier& o, const char* whose) {
+    std::vector<std::string> parts;
+    if (std::isfinite(o.send_pct)) parts.push_back(fmt::format("{} sends at {:.0f} %", whose, o.send_pct));
+    if (std::isfinite(o.recv_pct)) parts.push_back(fmt::format("{} receives at {:.0f} %", whose, o.recv_pct));
+    return fmt::format("{}", fmt::join(parts, " and "));
+  };
+  for (const auto& o : r.outliers->found) {
+    switch (o.kind) {
+      case stats::outlier_kind::node: {
+        std::vector<std::int32_t> members;
+        for (std::size_t i = 0; i < ranks.size(); ++i) {
+          if (ranks[i].node == o.node) members.push_back(static_cast<std::int32_t>(i));
+        }
+        lines.push_back(fmt::format("# slow: node {} (ranks {}): {} of the median; {} pairs",
+                                    fabric::text(ranks[static_cast<std::size_t>(members.front())].host),
+                                    fmt::join(members, ","), sides(o, "its ranks'"), o.pairs));
+        break;
+      }
+      case stats::outlier_kind::rank:
+        lines.push_back(fmt::format("# slow: {}: {} of the median; {} pairs", who(o.rank), sides(o, "its"), o.pairs));
+        break;
+      case stats::outlier_kind::link:
+        lines.push_back(
+            fmt::format("# slow: link {} -> {} at {:.0f} % of the median", who(o.rank), who(o.peer), o.send_pct));
+        break;
+      case stats::outlier_kind::failed: break;  // the "# failed pairs:" line names them
+    }
+  }
+  return lines;
+}
+
 }  // namespace rdmamesh::io

@@ -231,7 +231,38 @@ void results_file::write_run(const options& o, const run_record& run) {
     h5::set_attr(r, "lat_all_stddev_us", h.stddev() * 1e-3);
   }
   h5::write_strings(r, "events", run.events);
+  if (run.outliers) write_outliers(r, o, run);
   flush();
+}
+
+// /runs/NNNN/outliers: one row per cause, as parallel datasets, and the console's lines.
+void results_file::write_outliers(hid_t run_group, const options& o, const run_record& run) {
+  h5::handle g = h5::create_group(run_group, "outliers");
+  h5::set_attr(g.get(), "slow_pct", o.slow_pct);
+  h5::set_attr(g.get(), "median_bw", run.outliers->median);
+  const auto& found = run.outliers->found;
+  std::vector<std::string> kind;
+  std::vector<std::int32_t> node, rank, peer;
+  std::vector<double> send_pct, recv_pct;
+  std::vector<std::uint64_t> pairs;
+  for (const auto& f : found) {
+    kind.emplace_back(stats::to_string(f.kind));
+    node.push_back(f.node);
+    rank.push_back(f.rank);
+    peer.push_back(f.peer);
+    send_pct.push_back(f.send_pct);
+    recv_pct.push_back(f.recv_pct);
+    pairs.push_back(f.pairs);
+  }
+  const hsize_t dims[1] = {found.size()};
+  h5::write_strings(g.get(), "kind", kind);
+  h5::write(g.get(), "node", dims, std::span<const std::int32_t>(node));
+  h5::write(g.get(), "rank", dims, std::span<const std::int32_t>(rank));
+  h5::write(g.get(), "peer", dims, std::span<const std::int32_t>(peer));
+  h5::write(g.get(), "send_pct", dims, std::span<const double>(send_pct));
+  h5::write(g.get(), "recv_pct", dims, std::span<const double>(recv_pct));
+  h5::write(g.get(), "pairs", dims, std::span<const std::uint64_t>(pairs));
+  h5::write_strings(g.get(), "text", run.outlier_text);
 }
 
 void results_file::write_contention(const run_record& run) {

@@ -73,14 +73,14 @@ TEST_CASE("liveness: a rank that gives up reaches rank 0, which acknowledges it"
   live.begin_round(clock_type::now());
   const int reporter = w.size() - 1;
   if (w.rank() == reporter) {
-    CHECK(live.report("rank 1 (host): something broke", 600.0));
+    CHECK(live.report(-1, "rank 1 (host): the other ranks stopped answering", 600.0));
   } else if (w.rank() == 0) {
     auto v = tick_until(live);
     REQUIRE(v.has_value());
-    CHECK(v->reported);
-    CHECK(v->rank == reporter);
-    CHECK(v->reason == "rank 1 (host): something broke");
-    live.acknowledge(v->rank);
+    CHECK(v->reporter == reporter);
+    CHECK(v->rank == -1);  // it named no one: its whole line is the reason
+    CHECK(v->reason == "rank 1 (host): the other ranks stopped answering");
+    live.acknowledge(v->reporter);
   }
   w.barrier();
 }

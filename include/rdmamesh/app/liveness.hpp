@@ -24,7 +24,7 @@ class liveness {
     int rank = -1;           // the rank that fell silent or gave up, -1 if none in particular
     std::string reason;      // how this rank knows
     bool from_root = false;  // rank 0 announced it: it needs no report back
-    bool reported = false;   // rank 0: `rank` reported a failure of its own; answer it with acknowledge()
+    int reporter = -1;       // rank 0: the rank that gave up and said why; answer it with acknowledge()
   };
 
   liveness(mpi::beacon& b, double timeout_s);
@@ -38,8 +38,9 @@ class liveness {
   // rank 0: every rank learns why the job ends, then the sends get up to `seconds` to leave.
   void announce(int rank, const std::string& line, double seconds);
   void acknowledge(int rank);
-  // Others: tell rank 0 why this rank gives up; true once rank 0 has recorded it.
-  bool report(const std::string& line, double wait_s);
+  // Others: tell rank 0 why this rank gives up (`rank` fell silent, `reason` says how this
+  // rank knows; or rank -1 and the whole line); true once rank 0 has recorded it.
+  bool report(int rank, const std::string& reason, double wait_s);
 
   double period_s() const { return period_s_; }
 

@@ -52,7 +52,8 @@ struct options {
   std::string output;                                      // HDF5 file; empty = none
   bool force = false;                                      // overwrite output
   bool verify = false;                                     // check every payload
-  double timeout_s = 30.0;                                 // bound on every wait for peers
+  double timeout_s = 30.0;                                 // silence after which a peer is named dead or hung
+  double slow_pct = 90.0;                                  // a pair below this % of the median pair is slow
 
   bool duration_mode() const { return iters == 0; }
   std::uint64_t max_size() const;

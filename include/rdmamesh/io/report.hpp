@@ -23,6 +23,11 @@ std::string format_table_header(const options& o);
 // One row, then (single-size runs) the matrix, then failed pairs, verify outcome and events.
 std::string format_run(const options& o, const run_record& r);
 
+// The run's outliers under its table, one `# slow:` line per cause (failed pairs are listed by
+// format_run already), e.g. `# slow: rank 5 (node07, mlx5_1): its sends at 41 % and its
+// receives at 43 % of the median; 14 pairs`. Empty when every pair is within --slow.
+std::vector<std::string> outlier_lines(const run_record& r, std::span<const fabric::rank_info> ranks);
+
 // One rank's placement: host, local rank, core, CPUs, who bound it, NUMA node (and device).
 std::string format_placement(std::size_t rank, const fabric::rank_info& r, bool with_device);
 

@@ -47,6 +47,8 @@ class results_file {
   const std::string& path() const { return path_; }
 
  private:
+  void write_outliers(hid_t run_group, const options& o, const run_record& run);
+
   std::string path_;
   std::uint32_t n_ranks_;
   h5::handle file_;

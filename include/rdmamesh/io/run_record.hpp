@@ -10,6 +10,7 @@
 #include "rdmamesh/cli/options.hpp"
 #include "rdmamesh/stats/histogram.hpp"
 #include "rdmamesh/stats/matrix.hpp"
+#include "rdmamesh/stats/outliers.hpp"
 
 namespace rdmamesh::io {
 
@@ -30,6 +31,8 @@ struct run_record {
   stats::histogram lat_all;                    // --mode lat: every pair's samples
   stats::square<std::uint8_t> lat_flags;       // --mode lat: 1 where a pair's flow failed
   std::vector<std::string> events;
+  std::optional<stats::outlier_report> outliers;  // --mode bw: the smallest causes of slow and failed pairs
+  std::vector<std::string> outlier_text;          // their console lines
 
   // mesh run, when a pairwise pattern (pairs or shift) ran at the same size: mesh / pairwise
   std::optional<stats::square<double>> contention;
