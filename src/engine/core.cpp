@@ -119,6 +119,7 @@ void core::inject(const std::optional<fault>& f) {
     corrupt_peer_ = f->dst;
     corrupt_seq_ = f->message;
   }
+  if (f && f->what == fault::kind::slow && f->src == rank_) slow_ = f;
 }
 
 std::string core::completion_error(const ibv_wc& wc, const char* what) {

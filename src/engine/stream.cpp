@@ -59,6 +59,9 @@ void stream::begin_round(std::uint64_t size, const plan::round_role& role) {
               : o.duration_mode() ? std::numeric_limits<std::uint64_t>::max()
                                   : t.posted + lane_share(o.iters, lanes, t.link.lane);
     t.next_signal = (t.posted / cq_mod_ + 1) * cq_mod_;
+    const double share = core_.rate_share(t.link.peer);
+    t.paced = share < 1;
+    if (t.paced) pause_ = 1 / share - 1;
   }
   for (auto& r : rx_) {
     r.active = listed(role.recv_from, r.peer);
@@ -79,6 +82,7 @@ void stream::start() {
   deadline_end_ = d.end_by;
   phase_ = core_.opts().duration_mode() ? phase::warmup : phase::measure;
   t_measure_ = t_start_;  // iterations mode measures from the start; warm-up moves it
+  resume_at_ = active_since_ = t_start_;
   advance_phase(t_start_);
 }
 
@@ -113,7 +117,7 @@ void stream::progress() {
   posted_ = 0;
   if (phase_ != phase::drain) {
     for (auto& t : tx_) {
-      if (t.active && !t.failed) post_sends(t);
+      if (t.active && !t.failed && (!t.paced || clock::now() >= resume_at_)) post_sends(t);
     }
   } else {
     // an unsignaled tail never completes: close it with one signaled WR

@@ -98,7 +98,15 @@ void stream::poll_send_cq() {
     if (check_reads) check_read(s, s.completed, now_completed);
     s.completed = now_completed;
     if (s.completed == s.limit) s.done = clock::now();
+    if (s.paced) pace();
   }
+}
+
+void stream::pace() {
+  const clock::time_point now = clock::now();
+  if (now < resume_at_) return;  // WRs in flight completing during a pause
+  resume_at_ = now + std::chrono::duration_cast<clock::duration>((now - active_since_) * pause_);
+  active_since_ = resume_at_;
 }
 
 void stream::check_read(const tx_session& s, std::uint64_t from, std::uint64_t to) {

@@ -1,5 +1,5 @@
-// Outlier classification: failed pairs first, then slow ranks (a whole row or column), then
-// whole nodes of slow ranks, and what is left as single links.
+// Outlier classification: failed pairs first, then slow ranks (most of a row or a column),
+// then whole nodes of slow ranks, and what is left as single links.
 #include "rdmamesh/stats/outliers.hpp"
 
 #include <algorithm>
@@ -65,17 +65,19 @@ outlier_report find_outliers(const square<double>& bw, const square<std::uint8_t
   const double limit = out.median * slow_pct / 100;
   auto slow = [&](std::uint32_t a, std::uint32_t b) { return measured(a, b) && bw.at(a, b) < limit; };
 
-  // a side of a rank is slow when it has two or more measured pairs and all of them are slow
+  // A side of a rank (its sends, its receives) is slow when more than half of its measured
+  // pairs, and at least two, are slow: the rank is then the smaller cause than its links.
+  // Returns the side's median pair in % of the run's, NaN when the side is not slow.
   auto side = [&](std::uint32_t r, bool sends) {
     std::vector<double> v;
-    bool all_slow = true;
+    std::size_t slow_pairs = 0;
     for (std::uint32_t p = 0; p < n; ++p) {
       const std::uint32_t a = sends ? r : p, b = sends ? p : r;
       if (!measured(a, b)) continue;
       v.push_back(bw.at(a, b) / out.median * 100);
-      all_slow = all_slow && slow(a, b);
+      if (slow(a, b)) ++slow_pairs;
     }
-    return v.size() >= 2 && all_slow ? median_of(v) : nan;
+    return slow_pairs >= 2 && slow_pairs * 2 > v.size() ? median_of(v) : nan;
   };
   std::vector<outlier> ranks;
   std::vector<bool> explained(std::size_t{n} * n, false);
@@ -107,7 +109,8 @@ outlier_report find_outliers(const square<double>& bw, const square<std::uint8_t
   for (const auto& o : ranks) ++slow_on[o.node];
   for (const auto& [node, count] : slow_on) {
     if (ranks_on.size() < 2 || count != ranks_on[node] || count < 2) continue;
-    outlier o{.kind = outlier_kind::node, .node = node, .rank = -1, .peer = -1, .send_pct = 0, .recv_pct = 0, .pairs = 0};
+    outlier o{
+        .kind = outlier_kind::node, .node = node, .rank = -1, .peer = -1, .send_pct = 0, .recv_pct = 0, .pairs = 0};
     std::vector<double> s, v;
     for (const auto& r : ranks) {
       if (r.node != node) continue;

@@ -34,8 +34,8 @@ std::optional<fault> parse_fault(std::string_view spec, std::uint32_t n_ranks) {
   if (spec.empty()) return std::nullopt;
   auto bad = [&](std::string_view why) {
     return usage_error(
-        fmt::format("RDMAMESH_FAULT='{}': {}; use rkey:SRC:DST, corrupt:SRC:DST[:MSG] or "
-                    "kill:RANK[:SECONDS] (ranks 0..{})",
+        fmt::format("RDMAMESH_FAULT='{}': {}; use rkey:SRC:DST, corrupt:SRC:DST[:MSG], "
+                    "kill:RANK[:SECONDS] or slow:SRC:DST|*[:PCT] (ranks 0..{})",
                     spec, why, n_ranks ? n_ranks - 1 : 0));
   };
   const auto parts = split(spec);
@@ -61,6 +61,19 @@ std::optional<fault> parse_fault(std::string_view spec, std::uint32_t n_ranks) {
       const std::string s(parts[2]);
       f.seconds = std::strtod(s.c_str(), &end);
       if (end == s.c_str() || *end != '\0' || !(f.seconds >= 0)) throw bad("the delay is not a number of seconds");
+    }
+  } else if (parts[0] == "slow") {
+    f.what = fault::kind::slow;
+    if (parts.size() < 3 || parts.size() > 4) throw bad("wrong number of fields");
+    rank(parts[1], f.src);
+    if (parts[2] == "*") {
+      f.any_dst = true;
+    } else {
+      rank(parts[2], f.dst);
+      if (f.src == f.dst) throw bad("source and destination are the same rank");
+    }
+    if (parts.size() == 4 && (!number(parts[3], f.pct) || !(f.pct > 0 && f.pct < 100))) {
+      throw bad("the rate is not a percentage between 0 and 100");
     }
   } else {
     throw bad(fmt::format("unknown fault '{}'", parts[0]));

@@ -29,12 +29,23 @@ TEST_CASE("parse_fault reads each kind with its defaults") {
   CHECK(kill->src == 2);
   CHECK(kill->seconds == doctest::Approx(2.0));
   CHECK(parse_fault("kill:3:0.5", 4)->seconds == doctest::Approx(0.5));
+  const auto slow = parse_fault("slow:1:3:30", 4);
+  CHECK(slow->what == fault::kind::slow);
+  CHECK(slow->pct == doctest::Approx(30));
+  CHECK(slow->hits(1, 3));
+  CHECK_FALSE(slow->hits(1, 2));
+  const auto any = parse_fault("slow:2:*", 4);
+  CHECK(any->pct == doctest::Approx(50));
+  CHECK(any->hits(2, 0));
+  CHECK(any->hits(2, 3));
+  CHECK_FALSE(any->hits(3, 2));
 }
 
 TEST_CASE("parse_fault rejects typos with the accepted forms") {
-  for (const char* spec :
-       {"rkey", "rkey:1", "rkey:1:2:3", "rkey:1:1", "rkey:1:4", "rkey:-1:2", "rkey:a:2", "corrupt:0:1:x",
-        "corrupt:0:1:2:3", "kill", "kill:9", "kill:1:soon", "kill:1:-2", "kill:1:2:3", "flip:0:1", ":"}) {
+  for (const char* spec : {"rkey",       "rkey:1",        "rkey:1:2:3",      "rkey:1:1", "rkey:1:4",    "rkey:-1:2",
+                           "rkey:a:2",   "corrupt:0:1:x", "corrupt:0:1:2:3", "kill",     "kill:9",      "kill:1:soon",
+                           "kill:1:-2",  "kill:1:2:3",    "flip:0:1",        ":",        "slow:1",      "slow:1:1",
+                           "slow:1:2:0", "slow:1:2:100",  "slow:1:2:x",      "slow:*:2", "slow:1:2:3:4"}) {
     CAPTURE(spec);
     try {
       (void)parse_fault(spec, 4);

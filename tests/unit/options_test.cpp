@@ -92,6 +92,8 @@ TEST_CASE("bad input is rejected with the flag named") {
   check_rejected({"-t", "abc"}, "abc");
   check_rejected({"-s", "1M", "--peer-buffer", "64K"}, "--peer-buffer");
   check_rejected({"--qp-timeout", "40"}, "--qp-timeout");
+  check_rejected({"--slow", "0"}, "--slow");
+  check_rejected({"--slow", "100"}, "--slow");
   check_rejected({"--pattern", "ring"}, "unknown --pattern 'ring'");
   check_rejected({"-b"}, "-b/--bidirectional applies to --pattern pairs");
   check_rejected({"--target", "1"}, "--target applies to --pattern incast");

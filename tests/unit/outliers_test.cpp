@@ -123,3 +123,23 @@ TEST_CASE("pairs that did not take part are not judged") {
   m.bw.at(0, 1) = NAN;
   CHECK(find_outliers(m.bw, m.flags, m.round, one_node(4), 90).found.empty());
 }
+
+TEST_CASE("a rank with most of its sends slow is the cause; its one fine pair is not counted") {
+  run m(4);
+  m.bw.at(2, 0) = 47;
+  m.bw.at(2, 1) = 59;
+  m.bw.at(2, 3) = 95;  // within the limit
+  const auto rep = find_outliers(m.bw, m.flags, m.round, one_node(4), 60);
+  REQUIRE(rep.found.size() == 1);
+  CHECK(rep.found[0].kind == outlier_kind::rank);
+  CHECK(rep.found[0].send_pct == doctest::Approx(59));
+  CHECK(rep.found[0].pairs == 2);
+}
+
+TEST_CASE("half of a rank's pairs slow is not yet the rank: its links are named") {
+  run m(3);
+  m.bw.at(1, 2) = 30;  // one of rank 1's two sends, one of rank 2's two receives
+  const auto rep = find_outliers(m.bw, m.flags, m.round, one_node(3), 90);
+  REQUIRE(rep.found.size() == 1);
+  CHECK(rep.found[0].kind == outlier_kind::link);
+}

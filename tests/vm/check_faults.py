@@ -7,6 +7,7 @@
   check_faults.py FILE interrupted RUNS           complete=0, RUNS runs, the last one cut short but measured
   check_faults.py FILE long ITERS TIMEOUT         complete, every active pair moved exactly ITERS messages, and
                                                   each took over 2 x TIMEOUT (else the test proves nothing)
+  check_faults.py FILE outlier KIND RANK PEER      exactly one outlier: KIND (rank, link) naming RANK (and PEER)
   check_faults.py FILE cut-sweep MIN_RUNS TEXT    complete=0, status 'incomplete: ...TEXT...', at least MIN_RUNS
                                                   runs kept, /sweeps holds exactly the finished runs' sizes
 """
@@ -93,6 +94,15 @@ def main():
                 took = tx_bytes[active] / tx_bw[active]
                 check(np.all(took > 2 * timeout),
                       f"pairs took {took} s, not over 2 x --timeout {timeout}: raise -n so the round outlasts it")
+        elif what == "outlier":
+            kind, rank, peer = args[0], int(args[1]), int(args[2])
+            g = runs[0]["outliers"]
+            kinds = [k.decode() if isinstance(k, bytes) else k for k in g["kind"][:]]
+            check(kinds == [kind], f"outliers {kinds}, expected exactly one {kind}")
+            if kinds == [kind]:
+                check(int(g["rank"][0]) == rank and int(g["peer"][0]) == peer,
+                      f"outlier names rank {g['rank'][0]} peer {g['peer'][0]}, expected {rank} {peer}")
+                check(0 < float(g["send_pct"][0]) < float(g.attrs["slow_pct"]), f"send_pct {g['send_pct'][0]}")
         elif what == "cut-sweep":
             min_runs, text = int(args[0]), args[1]
             check(int(f.attrs["complete"]) == 0, "complete is 1 after a failure")

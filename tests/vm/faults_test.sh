@@ -75,6 +75,23 @@ echo "   exit $rc, ${took}s after the signal"
   fail "sigterm: rank 0 did not report the interruption exactly once"
 "$check" "$tmp/term.h5" interrupted 2 || fail "sigterm: results file"
 
+# Slow pairs are named by their smallest cause: one held-back pair as a link, a rank holding
+# back everything it sends as the rank (not as its three pairs). Held back to 30 %, judged at
+# --slow 60: far from the injected rate and from the VM's own noise between pairs.
+launch slow-link 'slow:1:3:30' -- -np 4 "$bin" -s 64K -D 3 --slow 60 -o "$tmp/slow-link.h5"
+[ "$rc" = 0 ] || fail "slow-link: exit $rc, expected 0 (slow is not failed)"
+[ "$(grep -c '^# slow: ' "$tmp/slow-link.txt")" = 1 ] || fail "slow-link: expected exactly one '# slow:' line"
+grep -q "^# slow: link rank 1 (softroce-vm, rxe0) -> rank 3 (softroce-vm, rxe0) at [0-9]* % of the median$" \
+  "$tmp/slow-link.txt" || fail "slow-link: the slow link is not named"
+"$check" "$tmp/slow-link.h5" outlier link 1 3 || fail "slow-link: results file"
+
+launch slow-rank 'slow:2:*:30' -- -np 4 "$bin" -s 64K -D 3 --slow 60 -o "$tmp/slow-rank.h5"
+[ "$rc" = 0 ] || fail "slow-rank: exit $rc, expected 0 (slow is not failed)"
+[ "$(grep -c '^# slow: ' "$tmp/slow-rank.txt")" = 1 ] || fail "slow-rank: expected exactly one '# slow:' line"
+grep -qE "^# slow: rank 2 \(softroce-vm, rxe0\): its sends at [0-9]+ % of the median; [23] pairs$" "$tmp/slow-rank.txt" ||
+  fail "slow-rank: the slow rank is not named as a rank"
+"$check" "$tmp/slow-rank.h5" outlier rank 2 -1 || fail "slow-rank: results file"
+
 # A round far longer than --timeout is not a dead peer: one-sided WRITEs (the receiver sees
 # no completion at all), 2 ranks, each direction's round over 2 x --timeout. Exit 0, exact counts.
 echo "== long round: mpirun -np 2 rdmamesh --op write --pattern pairs -s 1M -n 600 --timeout 3"

@@ -98,6 +98,8 @@ class core {
   bool corrupts(std::uint32_t peer, std::uint32_t lane, std::uint64_t seq) const {
     return peer == corrupt_peer_ && lane == 0 && seq == corrupt_seq_;
   }
+  // RDMAMESH_FAULT=slow:SRC:DST:PCT on rank SRC: the share of its rate toward `peer` (1: full).
+  double rate_share(std::uint32_t peer) const { return slow_ && slow_->hits(rank_, peer) ? slow_->pct / 100 : 1.0; }
 
   // Another rank is pinned onto one of this rank's CPUs: give the CPU away on empty passes.
   void set_crowded(bool crowded) { crowded_ = crowded; }
@@ -122,6 +124,7 @@ class core {
   bool crowded_ = false;
   std::uint32_t corrupt_peer_ = UINT32_MAX;
   std::uint64_t corrupt_seq_ = 0;
+  std::optional<fault> slow_;
 };
 
 }  // namespace rdmamesh::engine

@@ -34,7 +34,7 @@ class pingpong {
   void probe();  // see stream::probe
 
   std::string pending() const;
-  std::uint64_t progress_count() const { return activity_; }  // posts, arrivals, completions so far
+  std::uint64_t progress_count() const { return activity_; }        // posts, arrivals, completions so far
   std::vector<stats::latency_summary> round_results() const;        // by rank, as initiator
   const stats::histogram& round_histogram() const { return all_; }  // every pair of this rank
   std::vector<std::uint64_t> round_failures() const;                // 1 per rank whose flow failed

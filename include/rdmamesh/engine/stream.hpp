@@ -35,7 +35,7 @@ class stream {
   void probe();                 // a liveness probe to every peer on an idle lane-0 QP (see core::post_probe)
   std::string pending() const;  // what a wait still waits for, for timeout messages
   std::uint64_t progress_count() const { return progress_; }  // posts and completions so far
-  std::vector<stats::pair_counters> round_results() const;  // by rank, lanes summed
+  std::vector<stats::pair_counters> round_results() const;    // by rank, lanes summed
   core& base() { return core_; }
 
  private:
@@ -51,6 +51,7 @@ class stream {
     std::uint64_t at_start = 0, at_end = 0;
     clock::time_point done{};
     bool active = false, failed = false;
+    bool paced = false;  // RDMAMESH_FAULT=slow holds this session back
   };
   struct rx_session {
     std::uint32_t peer = 0, lane = 0;
@@ -61,6 +62,7 @@ class stream {
   };
 
   void post_sends(tx_session& s);
+  void pace();  // RDMAMESH_FAULT=slow: start a pause after a paced session's completion
   bool post_batch(tx_session& s, std::uint64_t n, bool signal_last);
   void poll_send_cq();
   void poll_recv_cq();
@@ -84,11 +86,16 @@ class stream {
   phase phase_ = phase::drain;
   clock::time_point t_start_{}, t_measure_{}, t_end_{}, deadline_measure_{}, deadline_end_{};
   std::uint32_t passes_ = 0;
-  bool idle_ = false;    // nothing to send or receive in the round
-  int polled_ = 0;       // completions seen by the current pass
-  int posted_ = 0;       // WRs posted by the current pass
-  bool worked_ = false;  // the last pass posted or polled something
+  bool idle_ = false;           // nothing to send or receive in the round
+  int polled_ = 0;              // completions seen by the current pass
+  int posted_ = 0;              // WRs posted by the current pass
+  bool worked_ = false;         // the last pass posted or polled something
   std::uint64_t progress_ = 0;  // WRs posted and completions polled, cumulative
+  // RDMAMESH_FAULT=slow (test only): after a completion the paced sessions, together, pause
+  // for their last active stretch times `pause_`: they run about 1 / (1 + pause_) of the time,
+  // as if this rank's NIC were that much slower toward those peers
+  double pause_ = 0;
+  clock::time_point resume_at_{}, active_since_{};
 };
 
 }  // namespace rdmamesh::engine

@@ -14,7 +14,7 @@ namespace rdmamesh::stats {
 
 enum class outlier_kind : std::uint8_t {
   node,    // every rank on a node is slow
-  rank,    // a rank's sends (its row) or receives (its column), or both, are all slow
+  rank,    // most of a rank's sends (its row) or receives (its column), or both, are slow
   link,    // one ordered pair, nothing larger explains it
   failed,  // the pair's transfer failed (completion error, missing messages)
 };
@@ -36,10 +36,9 @@ struct outlier_report {
 };
 
 // `bw`: the pairs' send bandwidth; `flags`: nonzero where a pair failed; `round`: -1 where a
-// pair did not take part; `node_of`: each rank's node. A rank needs at least two measured
-// peers on a side to be named rather than its links.
+// pair did not take part; `node_of`: each rank's node. A rank is named rather than its links
+// when more than half of a side's measured pairs, and at least two, are slow.
 outlier_report find_outliers(const square<double>& bw, const square<std::uint8_t>& flags,
-                             const square<std::int32_t>& round, std::span<const std::int32_t> node_of,
-                             double slow_pct);
+                             const square<std::int32_t>& round, std::span<const std::int32_t> node_of, double slow_pct);
 
 }  // namespace rdmamesh::stats

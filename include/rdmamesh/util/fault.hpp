@@ -4,6 +4,8 @@
 //                                        with --verify the receiver must report it
 //   RDMAMESH_FAULT=kill:RANK[:SECONDS]   RANK kills itself with SIGKILL that long (default 2)
 //                                        into the first traffic round, as `kill -9` would
+//   RDMAMESH_FAULT=slow:SRC:DST[:PCT]    SRC holds back its posts to DST (* for every peer) so
+//                                        that pair runs at about PCT % (default 50) of its rate
 // Not a user feature: it is parsed strictly and named in the header when set.
 #pragma once
 
@@ -15,14 +17,16 @@
 namespace rdmamesh {
 
 struct fault {
-  enum class kind : std::uint8_t { rkey, corrupt, kill };
+  enum class kind : std::uint8_t { rkey, corrupt, kill, slow };
   kind what = kind::rkey;
   std::uint32_t src = 0;  // kill: the rank that dies
   std::uint32_t dst = 0;
   std::uint64_t message = 5;  // corrupt
   double seconds = 2.0;       // kill
+  bool any_dst = false;       // slow: DST was '*'
+  double pct = 50;            // slow
 
-  bool hits(std::uint32_t from, std::uint32_t to) const { return src == from && dst == to; }
+  bool hits(std::uint32_t from, std::uint32_t to) const { return src == from && (any_dst || dst == to); }
 };
 
 // nullopt for an empty spec; throws usage_error naming the accepted forms otherwise.
