@@ -51,6 +51,17 @@ h5::handle open_group(hid_t loc, const std::string& name) {
   return h5::create_group(loc, name);
 }
 
+// A [K] dataset of one field of each row: a table stored as parallel columns.
+template <class Row, class Field>
+void write_column(hid_t loc, const std::string& name, const std::vector<Row>& rows, Field field) {
+  using T = std::decay_t<decltype(field(std::declval<const Row&>()))>;
+  std::vector<T> column;
+  column.reserve(rows.size());
+  for (const auto& r : rows) column.push_back(field(r));
+  const hsize_t dims[1] = {rows.size()};
+  h5::write(loc, name, dims, std::span<const T>(column));
+}
+
 // A derived group is rewritten whole when more runs have finished since it was written.
 h5::handle fresh_group(hid_t loc, const std::string& name) {
   if (H5Lexists(loc, name.c_str(), H5P_DEFAULT) > 0 && H5Ldelete(loc, name.c_str(), H5P_DEFAULT) < 0) {
@@ -242,26 +253,14 @@ void results_file::write_outliers(hid_t run_group, const options& o, const run_r
   h5::set_attr(g.get(), "median_bw", run.outliers->median);
   const auto& found = run.outliers->found;
   std::vector<std::string> kind;
-  std::vector<std::int32_t> node, rank, peer;
-  std::vector<double> send_pct, recv_pct;
-  std::vector<std::uint64_t> pairs;
-  for (const auto& f : found) {
-    kind.emplace_back(stats::to_string(f.kind));
-    node.push_back(f.node);
-    rank.push_back(f.rank);
-    peer.push_back(f.peer);
-    send_pct.push_back(f.send_pct);
-    recv_pct.push_back(f.recv_pct);
-    pairs.push_back(f.pairs);
-  }
-  const hsize_t dims[1] = {found.size()};
+  for (const auto& f : found) kind.emplace_back(stats::to_string(f.kind));
   h5::write_strings(g.get(), "kind", kind);
-  h5::write(g.get(), "node", dims, std::span<const std::int32_t>(node));
-  h5::write(g.get(), "rank", dims, std::span<const std::int32_t>(rank));
-  h5::write(g.get(), "peer", dims, std::span<const std::int32_t>(peer));
-  h5::write(g.get(), "send_pct", dims, std::span<const double>(send_pct));
-  h5::write(g.get(), "recv_pct", dims, std::span<const double>(recv_pct));
-  h5::write(g.get(), "pairs", dims, std::span<const std::uint64_t>(pairs));
+  write_column(g.get(), "node", found, [](const stats::outlier& f) { return f.node; });
+  write_column(g.get(), "rank", found, [](const stats::outlier& f) { return f.rank; });
+  write_column(g.get(), "peer", found, [](const stats::outlier& f) { return f.peer; });
+  write_column(g.get(), "send_pct", found, [](const stats::outlier& f) { return f.send_pct; });
+  write_column(g.get(), "recv_pct", found, [](const stats::outlier& f) { return f.recv_pct; });
+  write_column(g.get(), "pairs", found, [](const stats::outlier& f) { return std::uint64_t{f.pairs}; });
   h5::write_strings(g.get(), "text", run.outlier_text);
 }
 
