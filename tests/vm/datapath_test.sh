@@ -16,6 +16,7 @@ mesh contention 4 "--op write --patterns mesh,pairs --sizes 16384 --verify" -- -
 grep -q "# contention at 16384 B: mesh / pairs" "$tmp/contention.txt" || fail "contention: no contention line"
 # one-way rounds under -D: a rank that only receives measures the whole interval too
 mesh durpairs 2 "--op write_imm --patterns pairs --sizes 4096 --verify" -- --pattern pairs -s 4K -D 1 --warmup 0.2 --verify
-mesh dursend 3 "--op send --patterns incast --sizes 4096 --verify" -- --op send --pattern incast -s 4K -D 0.5 --warmup 0.2 --verify
+# -D 2: on a starved CPU a 0.5 s interval can end before one 100-WR moderation group completes
+mesh dursend 3 "--op send --patterns incast --sizes 4096 --verify" -- --op send --pattern incast -s 4K -D 2 --warmup 0.2 --verify
 mesh bidir 4 "--op write_imm --patterns pairs --sizes 4096 --iters 200 --verify" -- --pattern pairs -b -s 4K -n 200 --verify
 finish

@@ -51,7 +51,7 @@ class liveness {
   double timeout_s_;
   double period_s_;
   std::uint32_t seq_ = 0;
-  clock::time_point next_send_{}, next_judge_{}, last_pulse_{}, last_tick_{};
+  clock::time_point next_send_{}, next_judge_{}, next_io_{}, last_pulse_{}, last_tick_{};
   std::vector<clock::time_point> last_heard_;  // rank 0: by rank
 };
 
