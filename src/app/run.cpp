@@ -19,6 +19,7 @@
 #include "rdmamesh/app/agree.hpp"
 #include "rdmamesh/app/ledger.hpp"
 #include "rdmamesh/app/liveness.hpp"
+#include "rdmamesh/app/provenance.hpp"
 #include "rdmamesh/app/round.hpp"
 #include "rdmamesh/app/same_options.hpp"
 #include "rdmamesh/app/watchdog.hpp"
@@ -466,6 +467,7 @@ int run(const mpi::world& w, int argc, char** argv) {
       auto config = describe(o);
       if (injected) config.emplace_back("RDMAMESH_FAULT", std::getenv("RDMAMESH_FAULT"));
       file->write_config(config);
+      file->write_provenance(provenance());
     }
   });
   if (code != exit_ok) return code;

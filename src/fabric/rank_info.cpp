@@ -38,6 +38,10 @@ rank_info make_rank_info(std::string_view host, const port_choice* port, const p
     if (port->gid_index >= 0) put(r.gid, verbs::format_gid(port->gid.raw));
     r.mtu = verbs::mtu_bytes(port->mtu);
     r.ethernet = port->ethernet ? 1 : 0;
+    put(r.fw_ver, port->fw_ver);
+    put(r.board_id, port->board_id);
+    r.node_guid = port->node_guid;
+    r.line_rate_bps = port->line_rate_bps;
   }
   if (where != nullptr) {
     r.core = where->core;

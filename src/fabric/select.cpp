@@ -1,6 +1,8 @@
 // Device/port/GID selection: first ACTIVE port by default; on RoCE a RoCE v2 IPv4-mapped GID.
 #include "rdmamesh/fabric/select.hpp"
 
+#include <endian.h>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -55,6 +57,9 @@ std::vector<device_desc> discover(const std::string& only) {
       continue;
     }
     verbs::context ctx(name);
+    d.fw_ver = ctx.device_attr().fw_ver;
+    d.node_guid = be64toh(ctx.device_attr().node_guid);
+    d.board_id = ctx.board_id();
     for (int port = 1; port <= ctx.device_attr().phys_port_cnt; ++port) {
       const ibv_port_attr pa = ctx.port_attr(port);
       port_desc p;
@@ -63,12 +68,39 @@ std::vector<device_desc> discover(const std::string& only) {
       p.ethernet = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
       p.active_mtu = pa.active_mtu;
       p.lid = pa.lid;
+      p.active_speed = pa.active_speed;
+      p.active_width = pa.active_width;
       p.gids = ctx.gids(port, pa.gid_tbl_len);
       d.ports.push_back(std::move(p));
     }
     out.push_back(std::move(d));
   }
   return out;
+}
+
+double line_rate_bps(std::uint8_t active_speed, std::uint8_t active_width) {
+  double lane = 0;  // Gb/s per lane, as ibstat's Rate counts it
+  switch (active_speed) {
+    case 1: lane = 2.5; break;    // SDR
+    case 2: lane = 5; break;      // DDR
+    case 4: lane = 10; break;     // QDR
+    case 8: lane = 10; break;     // FDR10
+    case 16: lane = 14; break;    // FDR
+    case 32: lane = 25; break;    // EDR
+    case 64: lane = 50; break;    // HDR
+    case 128: lane = 100; break;  // NDR
+    default: return 0;
+  }
+  int lanes = 0;
+  switch (active_width) {
+    case 1: lanes = 1; break;
+    case 2: lanes = 4; break;
+    case 4: lanes = 8; break;
+    case 8: lanes = 12; break;
+    case 16: lanes = 2; break;
+    default: return 0;
+  }
+  return lane * lanes * 1e9;
 }
 
 port_choice choose_port(const std::vector<device_desc>& devices, const options& o) {
@@ -144,6 +176,10 @@ port_choice choose_port(const std::vector<device_desc>& devices, const options& 
   c.ethernet = port->ethernet;
   c.mtu = port->active_mtu;
   c.lid = port->lid;
+  c.fw_ver = dev->fw_ver;
+  c.node_guid = dev->node_guid;
+  c.board_id = dev->board_id;
+  c.line_rate_bps = line_rate_bps(port->active_speed, port->active_width);
 
   if (o.gid_index >= 0) {
     auto it = std::find_if(port->gids.begin(), port->gids.end(),

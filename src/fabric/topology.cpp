@@ -126,6 +126,11 @@ void topology::free_memory(void* p, std::size_t bytes) const {
   hwloc_free(topo_.get(), p, bytes);
 }
 
+std::string hwloc_version() {
+  const unsigned v = hwloc_get_api_version();
+  return fmt::format("{}.{}.{}", v >> 16, (v >> 8) & 0xff, v & 0xff);
+}
+
 std::string cpu_list(const std::vector<int>& pus) {
   std::string out;
   for (std::size_t i = 0; i < pus.size();) {

@@ -3,12 +3,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <functional>
 
 #include <fmt/format.h>
 
+#include "rdmamesh/io/annotate.hpp"
 #include "rdmamesh/util/error.hpp"
 #include "rdmamesh/version.hpp"
 
@@ -109,6 +111,9 @@ results_file::results_file(const std::string& path, bool force, std::uint32_t n_
   h5::set_attr(root, "n_ranks", static_cast<std::int64_t>(n_ranks));
   h5::set_attr(root, "complete", std::int64_t{0});
   h5::set_attr(root, "status", std::string("running"));
+  unsigned major = 0, minor = 0, release = 0;
+  H5get_libversion(&major, &minor, &release);
+  h5::set_attr(root, "hdf5_version", fmt::format("{}.{}.{}", major, minor, release));
   h5::create_group(root, "runs");
   flush();
 }
@@ -122,9 +127,15 @@ void results_file::write_config(const std::vector<std::pair<std::string, std::st
   for (const auto& [k, v] : config) h5::set_attr(g.get(), k, v);
 }
 
+void results_file::write_provenance(const std::vector<std::pair<std::string, std::string>>& attrs) {
+  for (const auto& [k, v] : attrs) h5::set_attr(file_.get(), k, v);
+  flush();
+}
+
 void results_file::write_ranks(std::span<const fabric::rank_info> ranks) {
   h5::handle g = h5::create_group(file_.get(), "ranks");
-  std::vector<std::string> host, device, gid, cpus, bound;
+  std::vector<std::string> host, device, gid, cpus, bound, fw_ver, board_id, node_guid, link_layer;
+  std::vector<double> line_rate;
   std::vector<std::int32_t> port, gid_index, mtu, node, local_rank, pid, core, pu, numa, mem_on_numa;
   for (const auto& r : ranks) {
     host.emplace_back(fabric::text(r.host));
@@ -132,6 +143,14 @@ void results_file::write_ranks(std::span<const fabric::rank_info> ranks) {
     gid.emplace_back(fabric::text(r.gid));
     cpus.emplace_back(fabric::text(r.cpus));
     bound.emplace_back(fabric::to_string(static_cast<fabric::bound_by>(r.bound)));
+    fw_ver.emplace_back(fabric::text(r.fw_ver));
+    board_id.emplace_back(fabric::text(r.board_id));
+    // ibstat's spelling: four groups of four hex digits
+    const std::uint64_t guid = r.node_guid;
+    node_guid.push_back(fmt::format("{:04x}:{:04x}:{:04x}:{:04x}", guid >> 48, (guid >> 32) & 0xffff,
+                                    (guid >> 16) & 0xffff, guid & 0xffff));
+    link_layer.emplace_back(r.device[0] == '\0' ? "" : (r.ethernet ? "Ethernet" : "InfiniBand"));
+    line_rate.push_back(r.line_rate_bps);
     port.push_back(r.port);
     gid_index.push_back(r.gid_index);
     mtu.push_back(r.mtu);
@@ -149,6 +168,11 @@ void results_file::write_ranks(std::span<const fabric::rank_info> ranks) {
   h5::write_strings(g.get(), "gid", gid);
   h5::write_strings(g.get(), "cpus", cpus);
   h5::write_strings(g.get(), "bound_by", bound);
+  h5::write_strings(g.get(), "fw_ver", fw_ver);
+  h5::write_strings(g.get(), "board_id", board_id);
+  h5::write_strings(g.get(), "node_guid", node_guid);
+  h5::write_strings(g.get(), "link_layer", link_layer);
+  h5::write(g.get(), "line_rate_bps", dims, std::span<const double>(line_rate));
   auto ints = [&](const char* name, const std::vector<std::int32_t>& v) {
     h5::write(g.get(), name, dims, std::span<const std::int32_t>(v));
   };
@@ -162,6 +186,10 @@ void results_file::write_ranks(std::span<const fabric::rank_info> ranks) {
   ints("pu", pu);
   ints("numa", numa);
   ints("mem_on_numa", mem_on_numa);
+  annotate_group(g.get(), group_kind::ranks);
+  std::int32_t nodes = 0;
+  for (const auto& r : ranks) nodes = std::max(nodes, r.node + 1);
+  h5::set_attr(file_.get(), "n_nodes", static_cast<std::int64_t>(nodes));
   flush();
 }
 
@@ -243,6 +271,7 @@ void results_file::write_run(const options& o, const run_record& run) {
   }
   h5::write_strings(r, "events", run.events);
   if (run.outliers) write_outliers(r, o, run);
+  annotate_group(r, group_kind::run);
   flush();
 }
 
@@ -262,6 +291,7 @@ void results_file::write_outliers(hid_t run_group, const options& o, const run_r
   write_column(g.get(), "recv_pct", found, [](const stats::outlier& f) { return f.recv_pct; });
   write_column(g.get(), "pairs", found, [](const stats::outlier& f) { return std::uint64_t{f.pairs}; });
   h5::write_strings(g.get(), "text", run.outlier_text);
+  annotate_group(g.get(), group_kind::outliers);
 }
 
 void results_file::write_contention(const run_record& run) {
@@ -269,6 +299,7 @@ void results_file::write_contention(const run_record& run) {
   h5::handle g = open_group(file_.get(), run_name(run.index));
   write_square(g.get(), "contention", *run.contention);
   h5::set_attr(g.get(), "contention_vs", std::string(to_string(run.contention_vs)));
+  annotate_group(g.get(), group_kind::run);
   flush();
 }
 
@@ -301,6 +332,7 @@ void results_file::write_sweep(const options& o, pattern_kind p, const std::vect
     stack("lat_mean_us", [](const run_record& r) { return &r.lat->mean; });
     stack("lat_max_us", [](const run_record& r) { return &r.lat->max; });
   }
+  annotate_group(g.get(), group_kind::sweep);
   flush();
 }
 
@@ -328,12 +360,14 @@ void results_file::write_scaling(pattern_kind p, const std::vector<std::uint64_t
   h5::write(g.get(), "runs", rdims, std::span<const std::uint64_t>(index));
   h5::write(g.get(), "node_bw", ndims, std::span<const double>(node_bw));
   h5::write(g.get(), "rank_bw", pdims, std::span<const double>(rank_bw));
+  annotate_group(g.get(), group_kind::scaling);
   flush();
 }
 
 void results_file::finish(bool complete, const std::string& status) {
   h5::set_attr(file_.get(), "complete", static_cast<std::int64_t>(complete ? 1 : 0));
   h5::set_attr(file_.get(), "status", status);
+  h5::set_attr(file_.get(), "finished", iso_now());
   flush();
 }
 

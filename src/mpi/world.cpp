@@ -8,6 +8,14 @@
 
 namespace rdmamesh::mpi {
 
+std::string library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  if (MPI_Get_library_version(text, &len) != MPI_SUCCESS) return "?";
+  std::string v(text, static_cast<std::size_t>(len));
+  return v.substr(0, v.find('\n'));
+}
+
 void check(int rc, const char* call) {
   if (rc == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING] = {};

@@ -2,8 +2,11 @@
 #include "rdmamesh/verbs/device.hpp"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -57,6 +60,14 @@ std::vector<std::string> device_names() {
   return names;
 }
 
+std::string library_version() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&ibv_get_device_list), &info) == 0 || info.dli_fname == nullptr) return "?";
+  std::error_code ec;
+  const auto real = std::filesystem::canonical(info.dli_fname, ec);
+  return ec ? std::string(info.dli_fname) : real.filename().string();
+}
+
 void context::closer::operator()(ibv_context* c) const noexcept {
   if (int rc = ibv_close_device(c); rc != 0)
     fmt::print(stderr, "rdmamesh: warning: ibv_close_device failed ({})\n", rc);
@@ -71,6 +82,13 @@ context::context(const std::string& device_name) : name_(device_name) {
     return;
   }
   throw verbs_error(fmt::format("ibv_open_device({}): no such device", device_name), ENODEV);
+}
+
+std::string context::board_id() const {
+  std::ifstream in(std::string(ctx_->device->ibdev_path) + "/board_id");
+  std::string id;
+  std::getline(in, id);
+  return id;
 }
 
 ibv_port_attr context::port_attr(int port) const {

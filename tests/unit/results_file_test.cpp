@@ -3,14 +3,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 
 #include <hdf5.h>
+#include <hdf5_hl.h>
 
 #include "rdmamesh/app/ledger.hpp"
 #include "rdmamesh/io/results_file.hpp"
+#include "rdmamesh/stats/outliers.hpp"
 #include "rdmamesh/util/error.hpp"
 
 using namespace rdmamesh;
@@ -111,7 +114,7 @@ TEST_CASE("a written run reads back with the documented schema") {
   }
   hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   REQUIRE(file >= 0);
-  CHECK(read_string_attr(file, "schema") == "rdmamesh/1");
+  CHECK(read_string_attr(file, "schema") == "rdmamesh/2");
   CHECK(read_int_attr(file, "n_ranks") == n);
   CHECK(read_string_attr(file, "command_line") == "rdmamesh -s 1K -o mesh.h5");
   CHECK_FALSE(read_string_attr(file, "tool_version").empty());
@@ -248,5 +251,100 @@ TEST_CASE("once the job is finished, a late failure does not rewrite its status"
   REQUIRE(file >= 0);
   CHECK(read_int_attr(file, "complete") == 1);
   CHECK(read_string_attr(file, "status") == "ok");
+  H5Fclose(file);
+}
+
+namespace {
+
+// Every dataset of the file, by path, with its units and axis labels.
+struct dataset_note {
+  std::string path, units;
+  std::vector<std::string> labels;
+};
+
+herr_t collect(hid_t g, const char* name, const H5L_info_t*, void* data) {
+  hid_t o = H5Oopen(g, name, H5P_DEFAULT);
+  if (o < 0) return -1;
+  if (H5Iget_type(o) == H5I_DATASET) {
+    dataset_note d{.path = name, .units = {}, .labels = {}};
+    if (H5Aexists(o, "units") > 0) d.units = read_string_attr(o, "units");
+    hid_t s = H5Dget_space(o);
+    const int rank = H5Sget_simple_extent_ndims(s);
+    H5Sclose(s);
+    for (int i = 0; i < rank; ++i) {
+      char label[64] = {};
+      H5DSget_label(o, static_cast<unsigned>(i), label, sizeof label);
+      d.labels.emplace_back(label);
+    }
+    static_cast<std::vector<dataset_note>*>(data)->push_back(d);
+  }
+  H5Oclose(o);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("every dataset says its units and matrices name their axes; the root says where the job ran") {
+  temp_dir tmp;
+  const std::string path = (tmp.path / "notes.h5").string();
+  const std::uint32_t n = 3;
+  {
+    io::results_file f(path, false, n, "rdmamesh");
+    f.write_provenance({{"kernel", "Linux 6.1"}, {"SLURM_JOB_ID", "42"}});
+    fabric::port_choice port;
+    port.device = "mlx5_0";
+    port.fw_ver = "16.35.2000";
+    port.node_guid = 0x0c42a10300abcdefULL;
+    port.line_rate_bps = fabric::line_rate_bps(32, 2);  // EDR 4x
+    std::vector<fabric::rank_info> ranks;
+    for (std::uint32_t r = 0; r < n; ++r) {
+      mpi::node_info node;
+      node.node = static_cast<int>(r / 2);
+      ranks.push_back(fabric::make_rank_info("node" + std::to_string(r / 2), &port, nullptr, node, false));
+    }
+    f.write_ranks(ranks);
+    options o;
+    o.sizes = {1024, 2048};
+    io::run_record r0 = sample(n);
+    io::run_record r1 = sample(n, 2048);
+    r1.index = 1;
+    const std::vector<std::int32_t> node_of = {0, 0, 1};
+    const auto found = stats::find_outliers(r0.bw->tx_bw, r0.bw->flags, r0.bw->round, node_of, 90);
+    r0.outliers = found;
+    f.write_run(o, r0);
+    f.write_run(o, r1);
+    f.write_sweep(o, pattern_kind::mesh, {&r0, &r1});
+    f.write_scaling(pattern_kind::mesh, {1024}, {1, 2}, {&r0, &r1}, node_of, 2);
+    f.finish(true, "ok");
+  }
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(file >= 0);
+  std::vector<dataset_note> all;
+  REQUIRE(H5Lvisit(file, H5_INDEX_NAME, H5_ITER_INC, collect, &all) >= 0);
+  CHECK(all.size() > 30);
+  for (const auto& d : all) {
+    CAPTURE(d.path);
+    CHECK_FALSE(d.units.empty());
+    for (const auto& l : d.labels) CHECK_FALSE(l.empty());
+  }
+  auto find = [&](const std::string& p) {
+    auto it = std::find_if(all.begin(), all.end(), [&](const dataset_note& d) { return d.path == p; });
+    REQUIRE(it != all.end());
+    return *it;
+  };
+  CHECK(find("runs/0000/tx_bw").units == "bytes/s");
+  CHECK(find("runs/0000/tx_bw").labels == std::vector<std::string>{"src", "dst"});
+  CHECK(find("sweeps/mesh/tx_bw").labels == std::vector<std::string>{"size", "src", "dst"});
+  CHECK(find("scaling/mesh/node_bw").labels == std::vector<std::string>{"size", "step", "node"});
+  CHECK(find("ranks/line_rate_bps").units == "bit/s");
+
+  CHECK(read_string_attr(file, "kernel") == "Linux 6.1");
+  CHECK(read_string_attr(file, "SLURM_JOB_ID") == "42");
+  CHECK(read_int_attr(file, "n_nodes") == 2);
+  CHECK_FALSE(read_string_attr(file, "finished").empty());
+  CHECK_FALSE(read_string_attr(file, "hdf5_version").empty());
+  std::vector<hsize_t> dims;
+  const auto rate = read_dataset<double>(file, "ranks/line_rate_bps", H5T_NATIVE_DOUBLE, &dims);
+  CHECK(rate[0] == doctest::Approx(100e9));
   H5Fclose(file);
 }

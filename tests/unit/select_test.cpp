@@ -152,3 +152,14 @@ TEST_CASE("-x: out of range or not RoCE v2 is rejected with the valid entries li
   o.gid_index = 0;
   CHECK(fabric::choose_port(devs, o).gid_index == 0);
 }
+
+TEST_CASE("line rate from the port's active speed and width, as ibstat's Rate") {
+  CHECK(fabric::line_rate_bps(1, 1) == doctest::Approx(2.5e9));    // SDR 1x
+  CHECK(fabric::line_rate_bps(4, 2) == doctest::Approx(40e9));     // QDR 4x
+  CHECK(fabric::line_rate_bps(32, 2) == doctest::Approx(100e9));   // EDR 4x
+  CHECK(fabric::line_rate_bps(64, 2) == doctest::Approx(200e9));   // HDR 4x
+  CHECK(fabric::line_rate_bps(64, 16) == doctest::Approx(100e9));  // HDR 2x (HDR100)
+  CHECK(fabric::line_rate_bps(128, 2) == doctest::Approx(400e9));  // NDR 4x
+  CHECK(fabric::line_rate_bps(3, 2) == 0);                         // unknown speed code
+  CHECK(fabric::line_rate_bps(32, 3) == 0);                        // unknown width code
+}

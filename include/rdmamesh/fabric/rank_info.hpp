@@ -24,6 +24,10 @@ struct rank_info {
   std::array<char, 48> gid{};                                // text form; empty without GRH
   std::array<char, 64> cpus{};                               // "0-3,8": the PUs the rank may run on
   std::array<std::uint64_t, cpu_mask_bits / 64> cpu_mask{};  // the same, for overlap tests
+  std::array<char, 48> fw_ver{};
+  std::array<char, 32> board_id{};
+  std::uint64_t node_guid = 0;
+  double line_rate_bps = 0;  // nominal; 0: unknown
   std::int32_t port = 0;
   std::int32_t gid_index = -1;
   std::int32_t mtu = 0;  // bytes

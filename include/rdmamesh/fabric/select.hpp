@@ -18,12 +18,17 @@ struct port_desc {
   bool ethernet = false;  // RoCE; otherwise InfiniBand
   ibv_mtu active_mtu = IBV_MTU_1024;
   std::uint16_t lid = 0;
+  std::uint8_t active_speed = 0;  // ibv_port_attr codes
+  std::uint8_t active_width = 0;
   std::vector<verbs::gid_entry> gids;  // valid entries only
 };
 
 struct device_desc {
   std::string name;
   std::vector<port_desc> ports;
+  std::string fw_ver;
+  std::uint64_t node_guid = 0;  // host byte order
+  std::string board_id;
 };
 
 struct port_choice {
@@ -34,7 +39,16 @@ struct port_choice {
   std::uint16_t lid = 0;
   int gid_index = -1;  // -1: no GRH (InfiniBand by LID)
   verbs::gid_entry gid;
+  // what a user compares across nodes to find the odd one out
+  std::string fw_ver;
+  std::uint64_t node_guid = 0;
+  std::string board_id;
+  double line_rate_bps = 0;  // nominal, from the active speed and width; 0: unknown
 };
+
+// The port's nominal rate as ibstat prints it (EDR 4x = 100 Gb/s), from ibv_port_attr's
+// active_speed and active_width codes; 0 for codes it does not know.
+double line_rate_bps(std::uint8_t active_speed, std::uint8_t active_width);
 
 // The one-line message for a machine without RDMA devices, naming the ways to get one.
 std::string no_device_message();

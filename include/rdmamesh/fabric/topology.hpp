@@ -61,6 +61,9 @@ class topology {
 
 using topology_ptr = std::shared_ptr<topology>;
 
+// The hwloc library's version at run time, "2.9.0".
+std::string hwloc_version();
+
 // "0-3,8" for a list of OS indexes.
 std::string cpu_list(const std::vector<int>& pus);
 

@@ -1,4 +1,4 @@
-// The HDF5 results file (schema "rdmamesh/1", documented in README.md). Rank 0 creates it
+// The HDF5 results file (schema "rdmamesh/2", documented in README.md). Rank 0 creates it
 // before any traffic, so a bad path fails fast; each run is written and flushed as it ends,
 // so results measured so far survive a later failure.
 #pragma once
@@ -16,7 +16,8 @@
 
 namespace rdmamesh::io {
 
-inline constexpr const char* schema_name = "rdmamesh/1";
+// /2 adds provenance, firmware and line rate per rank, units and axis labels; /1 keeps its meaning
+inline constexpr const char* schema_name = "rdmamesh/2";
 
 // Throws usage_error when `path` cannot be created: folder missing or not writable, or the
 // file exists and `force` is off.
@@ -30,6 +31,8 @@ class results_file {
   results_file& operator=(const results_file&) = delete;
 
   void write_config(const std::vector<std::pair<std::string, std::string>>& config);
+  // Root attributes that say where and with what the job ran (library versions, kernel, Slurm).
+  void write_provenance(const std::vector<std::pair<std::string, std::string>>& attrs);
   void write_ranks(std::span<const fabric::rank_info> ranks);
   void write_run(const options& o, const run_record& r);
   // A mesh run's contention matrix, once the pairwise pattern it is compared with has run.

@@ -23,6 +23,9 @@ class mpi_error : public std::runtime_error {
 
 void check(int rc, const char* call);
 
+// MPI_Get_library_version's first line, e.g. "Open MPI v4.1.4, package: Debian OpenMPI, ...".
+std::string library_version();
+
 // MPI_Init / MPI_Finalize. Errors return codes (MPI_ERRORS_RETURN) so they become exceptions.
 class environment {
  public:

@@ -24,6 +24,10 @@ std::string format_gid(const std::array<std::uint8_t, 16>& raw);  // "::ffff:10.
 bool is_ipv4_mapped(const std::array<std::uint8_t, 16>& raw);
 const char* to_string(gid_kind k);
 
+// The libibverbs this process loaded, by its file name (libibverbs.so.1.14.44.0: rdma-core 44);
+// libibverbs has no version call.
+std::string library_version();
+
 // Names of the devices libibverbs can open, in its order. Empty when there are none.
 std::vector<std::string> device_names();
 
@@ -34,6 +38,8 @@ class context {
   const std::string& name() const { return name_; }
 
   const ibv_device_attr& device_attr() const { return dev_attr_; }
+  // The board (part) id the driver publishes in sysfs, e.g. "MT_0000000222"; empty if none (rxe).
+  std::string board_id() const;
   ibv_port_attr port_attr(int port) const;
   std::vector<gid_entry> gids(int port, int table_len) const;  // valid (non-zero) entries only
 

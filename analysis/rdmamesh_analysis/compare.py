@@ -1,0 +1,186 @@
+"""analysis/compare BEFORE.h5 AFTER.h5 [-o DIR] [--threshold PCT]: is the fabric as good as
+before? For every run both files hold (same mode, pattern, op, size, QPs, direction), each
+pair's bandwidth after ÷ before, as a heatmap; what got slower or faster by more than the
+threshold, named as the smallest cause (node, rank, link) by the rule rdmamesh applies to a run.
+Ranks are matched by (host, rank on the host) when both files have the same hosts, else by
+rank number. Writes compare.md, compare.html and the PNGs into DIR."""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+from . import figures, findings
+from .doc import Doc
+from .results import human_size, load
+
+
+def run_key(run):
+    a = run.attrs
+    return (a["mode"], a["pattern"], a["op"], int(a["size"]), int(a.get("qps", 1)), int(a.get("bidirectional", 0)),
+            int(a.get("active_per_node", 0)))
+
+
+def rank_map(before, after):
+    """perm[i] = the rank in `before` that plays after's rank i, and how they were matched."""
+    if before.n != after.n:
+        raise ValueError(f"the files have {before.n} and {after.n} ranks; compare needs the same job size")
+
+    def keys(res):
+        return [(h, int(lr)) for h, lr in zip(res.ranks["hostname"], res.ranks["local_rank"])]
+
+    kb, ka = keys(before), keys(after)
+    if len(set(kb)) == before.n and set(kb) == set(ka):
+        where = {k: i for i, k in enumerate(kb)}
+        return np.array([where[k] for k in ka]), "by host and rank on the host"
+    return np.arange(after.n), "by rank number (the files' hosts differ)"
+
+
+def matched_runs(before, after):
+    first = {}
+    for r in before.runs:
+        first.setdefault(run_key(r), r)
+    seen, out = set(), []
+    for r in after.runs:
+        k = run_key(r)
+        if k in first and k not in seen:
+            seen.add(k)
+            out.append((first[k], r))
+    return out
+
+
+def ratio_of(b_run, a_run, perm, what):
+    """after ÷ before per pair, in after's rank numbering; NaN where either did not measure."""
+    x = b_run.data[what].astype(float)[np.ix_(perm, perm)]
+    y = a_run.data[what].astype(float)
+    ok = a_run.measured() & b_run.measured()[np.ix_(perm, perm)] & (x > 0) & np.isfinite(y)
+    r = np.full(y.shape, np.nan)
+    r[ok] = y[ok] / x[ok]
+    return r, ok
+
+
+REL = "the median pair's change"  # scores are (after ÷ before) ÷ the run's median of it
+
+
+def fold(found):
+    """Causes per run -> one line per cause over the runs: the most persistent first."""
+    by = {}
+    for label, direction, c in found:
+        key = (direction, c["kind"], c["node"], c["rank"], c["peer"])
+        by.setdefault(key, []).append((label, c))
+    def severity(kv):  # how far its worst side moved, in log scale: 0.5× and 2× weigh the same
+        v = [abs(np.log(c[s])) for _, c in kv[1] for s in ("send", "recv") if np.isfinite(c[s]) and c[s] > 0]
+        return -max(v, default=0)
+
+    order = {"node": 0, "rank": 1, "link": 2}
+    return sorted(by.items(), key=lambda kv: (-len(kv[1]), order[kv[0][1]], kv[0][0] != "slower", severity(kv)))
+
+
+def span(v):
+    v = [x for x in v if np.isfinite(x)]
+    lo, hi = min(v), max(v)
+    return f"{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f}–{hi:.2f}"
+
+
+def describe(res, key, seen, total):
+    direction, kind, node, rank, peer = key
+    runs = f"{direction} in {len(seen)} of {total} matched runs ({', '.join(label for label, _ in seen)})"
+    if kind == "link":
+        return f"link {res.who(rank)} -> {res.who(peer)}: {runs}: {span([c['send'] for _, c in seen])}× {REL}"
+    sides = []
+    for side in ("send", "recv"):
+        v = [c[side] for _, c in seen if np.isfinite(c[side])]
+        if v:
+            sides.append(f"its {'sends' if side == 'send' else 'receives'} at {span(v)}×")
+    who = res.who(rank) if kind == "rank" else f"node {res.node_name(node)}"
+    return f"{who}: {runs}: {' and '.join(sides)} {REL}"
+
+
+def build(before, after, outdir, threshold):
+    doc = Doc(f"rdmamesh compare: {os.path.basename(before.path)} → {os.path.basename(after.path)}")
+    perm, how = rank_map(before, after)
+    pairs = matched_runs(before, after)
+    doc.para(f"before: {before.path} ({before.attrs.get('created', '?')}, {before.attrs.get('tool_version', '?')}); "
+             f"after: {after.path} ({after.attrs.get('created', '?')}, {after.attrs.get('tool_version', '?')}); "
+             f"{after.n} ranks matched {how}; threshold ±{threshold:g} %")
+    lo, hi = 1 - threshold / 100, 1 + threshold / 100
+    overall, found, table, changed, images, lat = [], [], [], [], [], []
+    n_bw = 0
+    for b_run, a_run in pairs:
+        label = a_run.label
+        if a_run.mode != "bw":
+            p50_b = float(b_run.attrs.get("lat_all_p50_us", np.nan))
+            p50_a = float(a_run.attrs.get("lat_all_p50_us", np.nan))
+            if p50_b > 0 and np.isfinite(p50_a) and not lo <= p50_a / p50_b <= hi:
+                lat.append(f"latency {label}: p50 {p50_b:.4g} → {p50_a:.4g} µs ({p50_a / p50_b:.2f}× before)")
+            continue
+        ratio, ok = ratio_of(b_run, a_run, perm, "tx_bw")
+        if not ok.any():
+            continue
+        n_bw += 1
+        v = ratio[ok]
+        job = float(np.median(v))
+        if not lo <= job <= hi:
+            overall.append(f"{label}: the median pair at {job:.2f}× before ({'slower' if job < 1 else 'faster'} "
+                           f"as a whole)")
+        # a cause stands out from the job's own change: a fabric that got 30 % slower everywhere
+        # is one finding above, not N² slower pairs
+        rel = ratio / job
+        slower = findings.classify(rel, ok & (rel < lo), ok, after.nodes)
+        faster = findings.classify(rel, ok & (rel > hi), ok, after.nodes)
+        found += [(label, "slower", c) for c in slower] + [(label, "faster", c) for c in faster]
+        bw_b = b_run.pair_bw()[np.ix_(perm, perm)][ok] * figures.GB
+        bw_a = a_run.pair_bw()[ok] * figures.GB
+        table.append([a_run.name, a_run.pattern, human_size(a_run.size), int(ok.sum()), f"{np.median(bw_b):.3g}",
+                      f"{np.median(bw_a):.3g}", f"{job:.2f}", f"{v.min():.2f}", f"{v.max():.2f}",
+                      int((ok & (rel < lo)).sum()), int((ok & (rel > hi)).sum())])
+        for a, b in zip(*np.nonzero(ok & ((rel < lo) | (rel > hi)))):
+            changed.append([label, a, b, f"{b_run.pair_bw()[perm[a], perm[b]] * figures.GB:.3g}",
+                            f"{a_run.pair_bw()[a, b] * figures.GB:.3g}", f"{ratio[a, b]:.2f}", f"{rel[a, b]:.2f}"])
+        path = os.path.join(outdir, f"ratio-{a_run.name}.png")
+        figures.ratio_heatmap(after, ratio, slower + faster, f"send bandwidth after ÷ before, {label}", path)
+        images.append((path, f"run {a_run.name}: {label}, per pair after ÷ before; outlined: beyond ±{threshold:g} % "
+                             f"of the job's median change"))
+    verdict = [describe(after, key, seen, n_bw) for key, seen in fold(found) if key[1] != "link"]
+    links = [describe(after, key, seen, n_bw) for key, seen in fold(found) if key[1] == "link"]
+    verdict += links[:10] + ([f"… {len(links) - 10} more links (table below)"] if len(links) > 10 else [])
+    verdict = overall + verdict + lat
+    doc.h2("Verdict")
+    if not pairs:
+        verdict = ["the files have no run in common (same mode, pattern, op, size, QPs, direction)"]
+    elif not verdict:
+        verdict = [f"no change beyond ±{threshold:g} %: every matched run's median pair and every pair against it "
+                   f"within {lo:.2f}–{hi:.2f}× before"]
+    doc.items(verdict, strong=True)
+    if table:
+        doc.h2("Matched bandwidth runs")
+        doc.table(["run", "pattern", "size", "pairs", "median before Gb/s", "median after Gb/s", "median ratio",
+                   "min ratio", "max ratio", "slower", "faster"], table)
+        for path, caption in images:
+            doc.image(path, caption)
+    if changed:
+        doc.h2("Pairs that changed (against the job's median change)")
+        doc.table(["run", "src", "dst", "before Gb/s", "after Gb/s", "ratio", "÷ median ratio"], changed[:500])
+    return doc, verdict
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="analysis/compare", description=__doc__.splitlines()[0])
+    ap.add_argument("before", help="the reference results file (last month's)")
+    ap.add_argument("after", help="the results file to judge")
+    ap.add_argument("-o", "--outdir", default="compare", help="folder for compare.md, compare.html and the PNGs "
+                                                              "(default ./compare)")
+    ap.add_argument("--threshold", type=float, default=10, help="a pair changed when after ÷ before is outside "
+                                                                "1 ± PCT/100 (default 10)")
+    a = ap.parse_args(argv)
+    if not 0 < a.threshold < 100:
+        sys.exit(f"compare: --threshold {a.threshold:g} is outside (0, 100); give a percentage such as 10")
+    try:
+        before, after = load(a.before), load(a.after)
+        os.makedirs(a.outdir, exist_ok=True)
+        doc, verdict = build(before, after, a.outdir, a.threshold)
+    except (OSError, ValueError, KeyError) as e:
+        sys.exit(f"compare: {e}")
+    md, page = doc.write(a.outdir, "compare.md", "compare.html")
+    print("\n".join(f"- {v}" for v in verdict))
+    print(f"compare: wrote {page}, {md} and the PNGs in {a.outdir}")

@@ -1,0 +1,164 @@
+"""What a person acts on: the causes rank 0 named in each run, folded over runs, and the same
+smallest-cause rule (node, rank, link) applied to other per-pair scores, such as the ratio of
+two files in compare."""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Finding:
+    kind: str  # node, rank, link, failed
+    node: int
+    rank: int
+    peer: int
+    runs: list = field(default_factory=list)  # run labels that named it
+    send_pct: list = field(default_factory=list)
+    recv_pct: list = field(default_factory=list)
+    pairs: int = 0
+
+    def subject(self, res):
+        if self.kind == "node":
+            ranks = np.flatnonzero(res.nodes == self.node)
+            return f"node {res.node_name(self.node)} (ranks {_ranges(ranks)})"
+        if self.kind == "rank":
+            return res.who(self.rank)
+        if self.kind == "link":
+            return f"link {res.who(self.rank)} -> {res.who(self.peer)}"
+        return f"pair {res.who(self.rank)} -> {res.who(self.peer)}"
+
+    def line(self, res, total):
+        """One sentence: who, in how many of the runs, how slow."""
+        seen = f"in {len(self.runs)} of {total} bandwidth runs"
+        if self.kind == "failed":
+            return f"{self.subject(res)}: failed {seen} ({', '.join(self.runs)}); see the runs' events"
+        parts = []
+        for side, v in (("sends", self.send_pct), ("receives", self.recv_pct)):
+            v = [x for x in v if np.isfinite(x)]
+            if v:
+                parts.append(f"its {side} at {_span(v)} % of the median" if self.kind != "link"
+                             else f"at {_span(v)} % of the median")
+        return f"{self.subject(res)}: slow {seen} ({', '.join(self.runs)}): {' and '.join(parts)}"
+
+
+def _span(v):
+    lo, hi = round(min(v)), round(max(v))
+    return f"{lo}" if lo == hi else f"{lo}–{hi}"
+
+
+def _ranges(ranks):
+    """[0,1,2,5] -> '0-2,5'."""
+    out, ranks = [], list(ranks)
+    i = 0
+    while i < len(ranks):
+        j = i
+        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
+            j += 1
+        out.append(str(ranks[i]) if i == j else f"{ranks[i]}-{ranks[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+def verdict(res):
+    """Causes named by rank 0, folded over every bandwidth run; the most persistent first."""
+    by_key = {}
+    for run in res.bw_runs():
+        for c in run.causes:
+            key = (c.kind, c.node, c.rank, c.peer)
+            f = by_key.setdefault(key, Finding(kind=c.kind, node=c.node, rank=c.rank, peer=c.peer))
+            f.runs.append(run.label)
+            f.send_pct.append(c.send_pct)
+            f.recv_pct.append(c.recv_pct)
+            f.pairs = max(f.pairs, c.pairs)
+    order = {"failed": 0, "node": 1, "rank": 2, "link": 3}
+
+    def worst(f):
+        v = [x for x in f.send_pct + f.recv_pct if np.isfinite(x)]
+        return min(v) if v else 0
+
+    return sorted(by_key.values(), key=lambda f: (-len(f.runs), order[f.kind], worst(f)))
+
+
+def _median(v):
+    v = [x for x in np.ravel(v) if np.isfinite(x)]
+    return float(np.median(v)) if v else float("nan")
+
+
+def classify(score, bad, measured, nodes):
+    """The smallest causes of the pairs marked `bad`, by the rule rdmamesh applies to a run
+    (stats/outliers.cpp): a rank whose sends (row) or receives (column) are bad in more than half
+    of its measured pairs, at least two; a node whose ranks are all such ranks, when there is more
+    than one node; the remaining bad pairs as links. `score` gives each cause its median value.
+    Returns dicts with kind, node, rank, peer, send, recv (median score of a bad side, else NaN),
+    pairs."""
+    n = score.shape[0]
+    bad = bad & measured
+    out, explained = [], np.zeros_like(bad)
+
+    def side(r, sends):
+        m = measured[r, :] if sends else measured[:, r]
+        b = bad[r, :] if sends else bad[:, r]
+        s = score[r, :] if sends else score[:, r]
+        k = int(b.sum())
+        return _median(s[m]) if k >= 2 and 2 * k > int(m.sum()) else float("nan")
+
+    ranks = []
+    for r in range(n):
+        s, v = side(r, True), side(r, False)
+        if np.isnan(s) and np.isnan(v):
+            continue
+        mine = np.zeros_like(bad)
+        if not np.isnan(s):
+            mine[r, :] = True
+        if not np.isnan(v):
+            mine[:, r] = True
+        new = mine & bad & ~explained
+        explained |= new
+        ranks.append(dict(kind="rank", node=int(nodes[r]), rank=r, peer=-1, send=s, recv=v, pairs=int(new.sum())))
+    n_nodes = len(set(int(x) for x in nodes))
+    whole = set()
+    for node in sorted(set(int(x) for x in nodes)):
+        on = [r for r in ranks if r["node"] == node]
+        if n_nodes > 1 and len(on) >= 2 and len(on) == int((nodes == node).sum()):
+            whole.add(node)
+            out.append(dict(kind="node", node=node, rank=-1, peer=-1, send=_median([r["send"] for r in on]),
+                            recv=_median([r["recv"] for r in on]), pairs=sum(r["pairs"] for r in on)))
+    out += [r for r in ranks if r["node"] not in whole]
+    for a, b in zip(*np.nonzero(bad & ~explained)):
+        out.append(dict(kind="link", node=-1, rank=int(a), peer=int(b), send=float(score[a, b]), recv=float("nan"),
+                        pairs=1))
+    return out
+
+
+CONSISTENT = (("fw_ver", "firmware"), ("board_id", "board"), ("line_rate_bps", "port line rate"), ("mtu", "path MTU"),
+              ("link_layer", "link layer"))
+
+
+def _show(column, v):
+    return f"{float(v) / 1e9:g} Gb/s" if column == "line_rate_bps" else f"{v}"
+
+
+def odd_ones(res):
+    """Settings that should be the same on every NIC of a job (firmware, board, line rate, MTU,
+    link layer): for each that differs, the ranks with the less common values."""
+    out = []
+    for column, what in CONSISTENT:
+        values = res.ranks.get(column)
+        if values is None:
+            continue
+        seen = {}
+        for r, v in enumerate(values):
+            if column == "line_rate_bps" and not float(v) > 0 or str(v) == "":
+                continue
+            seen.setdefault(v, []).append(r)
+        if len(seen) < 2:
+            continue
+        common = max(seen, key=lambda v: len(seen[v]))
+        for v, ranks in seen.items():
+            if v == common:
+                continue
+            hosts = sorted({f"{res.ranks['hostname'][r]} ({res.ranks['device'][r]})" for r in ranks})
+            out.append(f"{what} differs: {', '.join(hosts)} (rank{'s' if len(ranks) > 1 else ''} {_ranges(ranks)}) "
+                       f"{'have' if len(ranks) > 1 else 'has'} {_show(column, v)}, the other {len(seen[common])} "
+                       f"rank{'s' if len(seen[common]) > 1 else ''} {_show(column, common)}")
+    return out

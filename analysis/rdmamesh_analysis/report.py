@@ -1,0 +1,176 @@
+"""analysis/report FILE.h5 [-o DIR]: the answer first (which node, rank or link is slow or
+failed, in how many runs), then every run's figures and numbers, then the metadata. Writes
+summary.md, a self-contained report.html and the PNGs into DIR."""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+from . import figures, findings, scaling
+from .doc import Doc
+from .results import human_size, load
+
+GB = figures.GB
+MAX_HEATMAPS = 16
+
+
+def fmt(x, digits=3):
+    return "—" if x is None or not np.isfinite(x) else f"{x:.{digits}g}"
+
+
+def bw_row(run):
+    """(median, min, max pair Gb/s, aggregate Gb/s, median Mmsg/s) of a bandwidth run. The
+    aggregate is each round's pairs summed, averaged over rounds, as the console prints it."""
+    bw = run.pair_bw()
+    v = bw[np.isfinite(bw)] * GB
+    rate = run.data["tx_rate"].astype(float)[run.measured()]
+    rate = rate[np.isfinite(rate)] / 1e6
+    rounds = run.data["round"][run.measured()] if "round" in run.data else np.zeros(v.size, dtype=int)
+    flat = bw[run.measured()]
+    per_round = [np.nansum(flat[rounds == k]) for k in np.unique(rounds)]
+    agg = float(np.mean(per_round)) * GB if per_round else np.nan
+    if v.size == 0:
+        return (np.nan,) * 4 + (np.nan,)
+    return float(np.median(v)), float(v.min()), float(v.max()), agg, float(np.median(rate)) if rate.size else np.nan
+
+
+def heatmap_runs(res):
+    """Every bandwidth run, or for big files each pattern's smallest and largest size plus every
+    run that named a cause."""
+    runs = [r for r in res.bw_runs() if r.measured().any()]
+    if len(runs) <= MAX_HEATMAPS:
+        return runs
+    keep = set()
+    for p in {r.pattern for r in runs}:
+        mine = [r for r in runs if r.pattern == p]
+        keep |= {min(mine, key=lambda r: r.size).index, max(mine, key=lambda r: r.size).index}
+    keep |= {r.index for r in runs if r.causes}
+    return [r for r in runs if r.index in keep][:MAX_HEATMAPS * 2]
+
+
+def build(res, outdir):
+    """Writes the PNGs and returns the Doc."""
+    name = os.path.basename(res.path)
+    doc = Doc(f"rdmamesh report: {name}")
+    a = res.attrs
+    hosts = len(set(res.ranks.get("hostname", [])))
+    doc.para(f"{res.n} ranks on {hosts} node(s) · status {a.get('status', '?')} · created {a.get('created', '?')} · "
+             f"{a.get('tool_version', '?')} · schema {a.get('schema', '?')}")
+
+    bw_runs = res.bw_runs()
+    verdict = findings.verdict(res)
+    doc.h2("Verdict")
+    lines = []
+    if not str(a.get("status", "ok")).startswith(("ok",)):
+        lines.append(f"the job did not end cleanly: {a.get('status')}")
+    lines += [f.line(res, len(bw_runs)) for f in verdict]
+    odd = findings.odd_ones(res)
+    lines += odd
+    if not verdict and bw_runs:
+        recorded = [r for r in bw_runs if np.isfinite(r.slow_pct)]
+        if recorded:
+            pct = sorted({int(r.slow_pct) for r in recorded})
+            lines.append(f"no outliers: in every bandwidth run every pair is at or above {'/'.join(map(str, pct))} % "
+                         f"of its run's median pair (--slow)")
+        else:
+            lines.append("no outliers recorded (this file predates /runs/NNNN/outliers)")
+    if not bw_runs:
+        lines.append("no bandwidth runs; latency only")
+    doc.items(lines, strong=True)
+
+    if bw_runs:
+        doc.h2("Bandwidth runs")
+        rows = []
+        for r in bw_runs:
+            med, lo, hi, agg, rate = bw_row(r)
+            rows.append([r.name, r.pattern, r.attrs["op"], human_size(r.size), int(r.measured().sum()), fmt(lo),
+                         fmt(med), fmt(hi), fmt(agg), fmt(rate), len(r.causes)])
+        doc.table(["run", "pattern", "op", "size", "pairs", "min Gb/s", "median Gb/s", "max Gb/s", "aggregate Gb/s",
+                   "median Mmsg/s", "causes"], rows)
+        for r in heatmap_runs(res):
+            path = os.path.join(outdir, f"heatmap-{r.name}.png")
+            figures.run_heatmaps(res, r, path)
+            doc.image(path, f"run {r.name}: {r.label}, per pair relative to the median pair")
+
+    for pattern in res.sweeps:
+        if not any(res.runs[int(k)].mode == "bw" for k in res.sweeps[pattern]["runs"] if int(k) < len(res.runs)):
+            continue
+        doc.h2(f"Sweep: {pattern}")
+        path = os.path.join(outdir, f"sweep-{pattern}.png")
+        rows = figures.sweep_figure(res, pattern, path)
+        doc.table(["size", "median Gb/s", "min Gb/s", "max Gb/s", "median Mmsg/s"],
+                  [[human_size(s), fmt(m), fmt(lo), fmt(hi), fmt(q)] for s, m, lo, hi, q in rows])
+        doc.image(path, f"{pattern}: bandwidth and message rate against size")
+
+    lat = res.lat_runs()
+    if lat:
+        doc.h2("Latency")
+        path = os.path.join(outdir, "latency.png")
+        rows = figures.latency_figure(res, lat, path)
+        doc.table(["pattern", "size", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "max µs"],
+                  [[p, human_size(s), *[fmt(x, 4) for x in v]] for p, s, *v in rows])
+        doc.image(path, "latency percentiles over all pairs against size, and their CDF")
+
+    series = [r for r in bw_runs if "tx_bw_t" in r.data and r.data["t_s"].size > 1]
+    if series:
+        doc.h2("Bandwidth over time")
+        flap = []
+        for r in series:
+            path = os.path.join(outdir, f"timeseries-{r.name}.png")
+            rows = figures.timeseries_figure(res, r, path)
+            doc.image(path, f"run {r.name}: {r.label}, the pairs with the deepest dips")
+            limit = (r.slow_pct if np.isfinite(r.slow_pct) else float(res.config.get("slow", 90))) / 100
+            flap += [f"{r.label}: {res.who(a_)} -> {res.who(b)} dipped to {low / mean * 100:.0f} % of its own "
+                     f"mean ({fmt(low)} of {fmt(mean)} Gb/s)" for a_, b, mean, low in rows
+                     if mean > 0 and low < limit * mean]
+        doc.items(flap or ["no pair dipped below --slow % of its own mean in any interval"])
+
+    if res.scaling:
+        doc.h2("Scaling")
+        path = os.path.join(outdir, "scaling.png")
+        rows = scaling.figure(res.scaling, f"rdmamesh scaling: {a.get('command_line', '')}", path)
+        doc.table(["pattern", "size", "ranks/node", "node mean Gb/s", "node min", "node max", "rank mean Gb/s",
+                   "rank min", "rank max"], [[p, human_size(s), k, *[fmt(x) for x in v]] for p, s, k, *v in rows])
+        doc.image(path, "send bandwidth per node and per rank against active ranks per node")
+
+    causes = [(r, c) for r in bw_runs for c in r.causes]
+    if causes:
+        doc.h2("Outliers, run by run")
+        doc.table(["run", "pattern", "size", "kind", "rank", "peer", "node", "send %", "recv %", "pairs"],
+                  [[r.name, r.pattern, human_size(r.size), c.kind, c.rank, c.peer, c.node, fmt(c.send_pct),
+                    fmt(c.recv_pct), c.pairs] for r, c in causes])
+    events = [(r.name, e) for r in res.runs for e in r.data.get("events", [])]
+    if events:
+        doc.h2("Events")
+        doc.items([f"run {n}: {e}" for n, e in events[:50]] +
+                  ([f"… and {len(events) - 50} more in /runs/*/events"] if len(events) > 50 else []))
+
+    doc.h2("Metadata")
+    skip = {"command_line"}
+    doc.table(["attribute", "value"], [["command_line", f"{a.get('command_line', '')}"]] +
+              [[k, v] for k, v in sorted(a.items()) if k not in skip])
+    doc.table(["option", "value"], sorted([k, v] for k, v in res.config.items()))
+    cols = [c for c in ("hostname", "node", "local_rank", "device", "port", "gid", "mtu", "line_rate_bps", "fw_ver",
+                        "board_id", "core", "cpus", "numa", "bound_by") if c in res.ranks]
+    doc.table(["rank"] + cols, [[i] + [res.ranks[c][i] for c in cols] for i in range(res.n)])
+    return doc
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="analysis/report", description=__doc__.splitlines()[0])
+    ap.add_argument("file", help="an rdmamesh results file (-o)")
+    ap.add_argument("-o", "--outdir", help="folder for summary.md, report.html and the PNGs (default: FILE's name "
+                                           "without .h5, plus -report)")
+    a = ap.parse_args(argv)
+    outdir = a.outdir or os.path.splitext(a.file)[0] + "-report"
+    try:
+        res = load(a.file)
+    except (OSError, ValueError) as e:
+        sys.exit(f"report: cannot read {a.file}: {e}")
+    os.makedirs(outdir, exist_ok=True)
+    md, page = build(res, outdir).write(outdir, "summary.md", "report.html")
+    with open(md) as f:
+        head = f.read().split("\n## ", 3)
+    print("\n## ".join(head[:2]).strip())
+    print(f"\nreport: wrote {page}, {md} and the PNGs in {outdir}")

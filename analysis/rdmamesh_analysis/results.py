@@ -1,0 +1,167 @@
+"""Reads an rdmamesh results file (schema rdmamesh/1 or /2) into plain Python and numpy objects."""
+from dataclasses import dataclass, field
+
+import h5py
+import numpy as np
+
+
+def text(v):
+    """An HDF5 string attribute or element as str."""
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def human_size(n):
+    """4096 -> '4 KiB', as the console and the README spell sizes."""
+    n = int(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or n % 1024 or unit == "GiB":
+            return f"{n} {unit}"
+        n //= 1024
+    return f"{n} GiB"
+
+
+@dataclass
+class Cause:
+    """One row of /runs/NNNN/outliers: the smallest cause rank 0 found for slow or failed pairs."""
+
+    kind: str  # node, rank, link, failed
+    node: int
+    rank: int
+    peer: int
+    send_pct: float
+    recv_pct: float
+    pairs: int
+    text: str
+
+
+@dataclass
+class Run:
+    index: int
+    name: str  # "0000"
+    attrs: dict
+    data: dict  # dataset name -> numpy array (small: [N,N] and [K])
+    causes: list = field(default_factory=list)
+    slow_pct: float = float("nan")
+    median_bw: float = float("nan")
+
+    @property
+    def pattern(self):
+        return self.attrs["pattern"]
+
+    @property
+    def mode(self):
+        return self.attrs["mode"]
+
+    @property
+    def size(self):
+        return int(self.attrs["size"])
+
+    @property
+    def label(self):
+        k = int(self.attrs.get("active_per_node", 0))
+        return f"{self.pattern} {human_size(self.size)}" + (f" ({k}/node)" if k else "")
+
+    def off_diagonal(self, name):
+        """The measured pairs of an [N,N] matrix as a flat array (no diagonal, no NaN)."""
+        m = self.data[name].astype(float)
+        mask = ~np.eye(m.shape[0], dtype=bool) & ~np.isnan(m)
+        return m[mask]
+
+    def measured(self):
+        """Mask of the pairs this run measured (a round was scheduled for them)."""
+        n = self.data["tx_bw"].shape[0]
+        mask = ~np.eye(n, dtype=bool)
+        if "round" in self.data:
+            mask &= self.data["round"] >= 0
+        if "active" in self.data:  # --scaling: inactive ranks neither send nor receive
+            a = self.data["active"].astype(bool)
+            mask &= a[:, None] & a[None, :]
+        return mask
+
+    def pair_bw(self):
+        """Send bandwidth of every measured pair [bytes/s], NaN elsewhere."""
+        bw = self.data["tx_bw"].astype(float).copy()
+        bw[~self.measured()] = np.nan
+        return bw
+
+
+@dataclass
+class Results:
+    path: str
+    attrs: dict
+    config: dict
+    ranks: dict  # column -> numpy array, one entry per rank
+    runs: list
+    sweeps: dict  # pattern -> {name: array}
+    scaling: dict  # pattern -> {name: array}
+
+    @property
+    def n(self):
+        return int(self.attrs["n_ranks"])
+
+    @property
+    def nodes(self):
+        return self.ranks["node"]
+
+    @property
+    def n_nodes(self):
+        return int(self.nodes.max()) + 1 if len(self.nodes) else 0
+
+    def who(self, r):
+        """'rank 2 (node07, mlx5_1)', as the console names a rank."""
+        return f"rank {r} ({self.ranks['hostname'][r]}, {self.ranks['device'][r]})"
+
+    def node_name(self, node):
+        ranks = np.flatnonzero(self.nodes == node)
+        return self.ranks["hostname"][ranks[0]] if len(ranks) else f"node {node}"
+
+    def bw_runs(self):
+        return [r for r in self.runs if r.mode == "bw"]
+
+    def lat_runs(self):
+        return [r for r in self.runs if r.mode == "lat"]
+
+
+def _read_group(g):
+    out = {}
+    for k, v in g.items():
+        if isinstance(v, h5py.Dataset):
+            a = v[()]
+            if v.dtype.kind in "OS":
+                a = np.array([text(x) for x in np.atleast_1d(a)], dtype=object)
+            out[k] = a
+    return out
+
+
+def _attrs(obj):
+    return {k: (text(v) if isinstance(v, (bytes, str)) else (v.item() if hasattr(v, "item") else v))
+            for k, v in obj.attrs.items()}
+
+
+def load(path):
+    """The whole file: small enough to hold (matrices are [N,N], sweeps [S,N,N])."""
+    with h5py.File(path, "r") as f:
+        schema = text(f.attrs.get("schema", ""))
+        if not schema.startswith("rdmamesh/"):
+            raise ValueError(f"{path} is not an rdmamesh results file (schema attribute {schema!r})")
+        attrs = _attrs(f)
+        config = _attrs(f["config"]) if "config" in f else {}
+        ranks = _read_group(f["ranks"]) if "ranks" in f else {}
+        runs = []
+        for name in sorted(f.get("runs", {})):
+            g = f["runs"][name]
+            run = Run(index=int(name), name=name, attrs=_attrs(g), data=_read_group(g))
+            if "outliers" in g:
+                o = _read_group(g["outliers"])
+                oa = _attrs(g["outliers"])
+                run.slow_pct = float(oa.get("slow_pct", np.nan))
+                run.median_bw = float(oa.get("median_bw", np.nan))
+                for i in range(len(o.get("kind", []))):
+                    run.causes.append(Cause(kind=o["kind"][i], node=int(o["node"][i]), rank=int(o["rank"][i]),
+                                            peer=int(o["peer"][i]), send_pct=float(o["send_pct"][i]),
+                                            recv_pct=float(o["recv_pct"][i]), pairs=int(o["pairs"][i]),
+                                            text=o["text"][i]))
+            runs.append(run)
+        sweeps = {p: _read_group(g) for p, g in f.get("sweeps", {}).items()}
+        scaling = {p: _read_group(g) for p, g in f.get("scaling", {}).items()}
+    return Results(path=path, attrs=attrs, config=config, ranks=ranks, runs=runs, sweeps=sweeps, scaling=scaling)

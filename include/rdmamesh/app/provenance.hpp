@@ -1,0 +1,14 @@
+// Where and with what a job ran, as root attributes of the results file: the libraries'
+// versions, the kernel, and the Slurm allocation when there is one.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rdmamesh::app {
+
+// Rank 0's view; `n_nodes` comes from the job's node map.
+std::vector<std::pair<std::string, std::string>> provenance();
+
+}  // namespace rdmamesh::app

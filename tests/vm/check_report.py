@@ -1,0 +1,169 @@
+#!/usr/bin/python3
+"""Check analysis/report and analysis/compare output against the results files, computing every
+figure again from the HDF5 file here (not through the analysis package).
+
+  check_report.py report FILE DIR [--slow-rank R]   summary.md's tables match FILE; its verdict
+                                                    (first finding) names rank R, or says no
+                                                    outliers when FILE has none; report.html is
+                                                    self-contained and shows the same verdict
+  check_report.py compare BEFORE AFTER DIR --slow-rank R
+                                                    compare.md's medians match the files; the
+                                                    first cause in its verdict is rank R, slower,
+                                                    in every matched bandwidth run
+"""
+import argparse
+import html
+import os
+import re
+import sys
+
+import h5py
+import numpy as np
+
+GB = 8 / 1e9
+errors = []
+
+
+def check(cond, what):
+    if not cond:
+        errors.append(what)
+
+
+def tables(md):
+    """{first header cell: [rows as lists of cells]} of every markdown table."""
+    out, lines = {}, md.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("| ") and i + 1 < len(lines) and lines[i + 1].startswith("|---"):
+            header = tuple(c.strip() for c in line.strip("|").split("|"))
+            rows = []
+            for row in lines[i + 2:]:
+                if not row.startswith("| "):
+                    break
+                rows.append([c.strip() for c in row.strip("|").split("|")])
+            out[header] = rows
+    return out
+
+
+def verdict_lines(md):
+    m = re.search(r"^## Verdict\n\n((?:- .*\n)+)", md, re.M)
+    return [line[2:] for line in m.group(1).splitlines()] if m else []
+
+
+def measured(g):
+    n = g["tx_bw"].shape[0]
+    mask = ~np.eye(n, dtype=bool) & (g["round"][()] >= 0)
+    if "active" in g:
+        a = g["active"][()].astype(bool)
+        mask &= a[:, None] & a[None, :]
+    return mask
+
+
+def close(text, value, what):
+    """The report prints 3 significant digits: equal at that precision."""
+    try:
+        shown = float(text)
+    except ValueError:
+        check(False, f"{what}: {text!r} is not a number")
+        return
+    check(abs(shown - value) <= 0.0051 * abs(value) + 1e-12, f"{what}: report says {text}, the file {value:.4g}")
+
+
+def png_ok(path):
+    with open(path, "rb") as f:
+        return f.read(8) == b"\x89PNG\r\n\x1a\n" and os.path.getsize(path) > 10000
+
+
+def report(a):
+    md = open(os.path.join(a.dir, "summary.md")).read()
+    page = open(os.path.join(a.dir, "report.html")).read()
+    t = tables(md)
+    with h5py.File(a.file, "r") as f:
+        runs = {k: f["runs"][k] for k in f["runs"]}
+        bw = {k: g for k, g in runs.items() if g.attrs["mode"] == "bw"}
+        rows = next((r for h, r in t.items() if h[0] == "run" and "median Gb/s" in h), [])
+        check(len(rows) == len(bw), f"bandwidth table has {len(rows)} rows, the file {len(bw)} bw runs")
+        for row in rows:
+            g = bw.get(row[0])
+            if g is None:
+                check(False, f"bandwidth table names run {row[0]}, not in the file")
+                continue
+            v = g["tx_bw"][()][measured(g)] * GB
+            check(int(row[4]) == v.size, f"run {row[0]}: {row[4]} pairs, the file {v.size}")
+            close(row[5], v.min(), f"run {row[0]} min")
+            close(row[6], np.median(v), f"run {row[0]} median")
+            close(row[7], v.max(), f"run {row[0]} max")
+            k = len(g["outliers/kind"]) if "outliers" in g else 0
+            check(int(row[10]) == k, f"run {row[0]}: {row[10]} causes, the file {k}")
+        lat = [g for g in runs.values() if g.attrs["mode"] == "lat"]
+        lrows = next((r for h, r in t.items() if h[0] == "pattern" and "p50 µs" in h), [])
+        check(len(lrows) == len(lat), f"latency table has {len(lrows)} rows, the file {len(lat)} lat runs")
+        for row, g in zip(lrows, lat):
+            close(row[2], float(g.attrs["lat_all_p50_us"]), f"latency {row[1]} p50")
+            close(row[4], float(g.attrs["lat_all_p99_us"]), f"latency {row[1]} p99")
+        n_causes = sum(len(g["outliers/kind"]) for g in bw.values() if "outliers" in g)
+    v = verdict_lines(md)
+    check(bool(v), "summary.md has no verdict")
+    if a.slow_rank is not None:
+        check(bool(v) and v[0].startswith(f"rank {a.slow_rank} ("), f"the verdict does not open with rank "
+                                                                     f"{a.slow_rank}: {v[:1]}")
+        check(bool(v) and f"slow in {len(bw)} of {len(bw)} bandwidth runs" in v[0],
+              f"rank {a.slow_rank} not named in every bandwidth run: {v[:1]}")
+    elif bw:
+        check((n_causes == 0) == any(x.startswith("no outliers") for x in v),
+              f"{n_causes} causes in the file, verdict {v}")
+    if v:
+        check(v[0] in html.unescape(page), "report.html lacks the verdict's first line")
+    check(not re.search(r"(src|href)=['\"](?!data:)", page), "report.html refers to something outside itself")
+    pngs = [p for p in os.listdir(a.dir) if p.endswith(".png")]
+    check(page.count("data:image/png;base64,") == len(pngs), "report.html does not inline every PNG")
+    for p in pngs:
+        check(png_ok(os.path.join(a.dir, p)), f"{p} is not a drawn PNG")
+        check(f"]({p})" in md, f"summary.md does not show {p}")
+
+
+def compare(a):
+    md = open(os.path.join(a.dir, "compare.md")).read()
+    t = tables(md)
+    rows = next((r for h, r in t.items() if h[0] == "run" and "median ratio" in h), [])
+    with h5py.File(a.before, "r") as fb, h5py.File(a.after, "r") as fa:
+        check(len(rows) == len(fa["runs"]), f"{len(rows)} matched runs, {len(fa['runs'])} in the file")
+        for row in rows:
+            gb, ga = fb["runs"][row[0]], fa["runs"][row[0]]  # the two jobs ran the same runs in order
+            ok = measured(ga) & measured(gb)
+            ratio = ga["tx_bw"][()][ok] / gb["tx_bw"][()][ok]
+            close(row[4], np.median(gb["tx_bw"][()][ok] * GB), f"run {row[0]} median before")
+            close(row[5], np.median(ga["tx_bw"][()][ok] * GB), f"run {row[0]} median after")
+            check(abs(float(row[6]) - np.median(ratio)) <= 0.0051, f"run {row[0]} median ratio {row[6]}, "
+                                                                   f"the files {np.median(ratio):.3f}")
+    v = verdict_lines(md)
+    causes = [x for x in v if re.match(r"(rank|node|link) ", x)]
+    want = f"rank {a.slow_rank} ("
+    check(bool(causes) and causes[0].startswith(want) and f"slower in {len(rows)} of {len(rows)} matched runs"
+          in causes[0], f"the first cause is not rank {a.slow_rank} slower in every run: {causes[:1]}")
+    for p in os.listdir(a.dir):
+        if p.endswith(".png"):
+            check(png_ok(os.path.join(a.dir, p)), f"{p} is not a drawn PNG")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="what", required=True)
+    r = sub.add_parser("report")
+    r.add_argument("file")
+    r.add_argument("dir")
+    r.add_argument("--slow-rank", type=int)
+    c = sub.add_parser("compare")
+    c.add_argument("before")
+    c.add_argument("after")
+    c.add_argument("dir")
+    c.add_argument("--slow-rank", type=int, required=True)
+    a = ap.parse_args()
+    report(a) if a.what == "report" else compare(a)
+    for e in errors:
+        print(f"check_report: {e}")
+    print(f"check_report: {a.what} {'ok' if not errors else f'{len(errors)} error(s)'}")
+    sys.exit(1 if errors else 0)
+
+
+if __name__ == "__main__":
+    main()
