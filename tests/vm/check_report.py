@@ -106,8 +106,10 @@ def report(a):
     if a.slow_rank is not None:
         check(bool(v) and v[0].startswith(f"rank {a.slow_rank} ("), f"the verdict does not open with rank "
                                                                      f"{a.slow_rank}: {v[:1]}")
-        check(bool(v) and f"slow in {len(bw)} of {len(bw)} bandwidth runs" in v[0],
-              f"rank {a.slow_rank} not named in every bandwidth run: {v[:1]}")
+        # in a pairs round one noisy pair can leave a slow rank with a single slow link: most runs suffice
+        m = re.search(r"slow in (\d+) of (\d+) bandwidth runs", v[0]) if v else None
+        check(bool(m) and int(m.group(2)) == len(bw) and 2 * int(m.group(1)) >= len(bw),
+              f"rank {a.slow_rank} not named in most bandwidth runs: {v[:1]}")
     elif bw:
         check((n_causes == 0) == any(x.startswith("no outliers") for x in v),
               f"{n_causes} causes in the file, verdict {v}")
@@ -137,9 +139,9 @@ def compare(a):
                                                                    f"the files {np.median(ratio):.3f}")
     v = verdict_lines(md)
     causes = [x for x in v if re.match(r"(rank|node|link) ", x)]
-    want = f"rank {a.slow_rank} ("
-    check(bool(causes) and causes[0].startswith(want) and f"slower in {len(rows)} of {len(rows)} matched runs"
-          in causes[0], f"the first cause is not rank {a.slow_rank} slower in every run: {causes[:1]}")
+    m = re.match(rf"rank {a.slow_rank} \(.*?\): slower in (\d+) of (\d+) matched runs", causes[0]) if causes else None
+    check(bool(m) and int(m.group(2)) == len(rows) and 2 * int(m.group(1)) >= len(rows),
+          f"the first cause is not rank {a.slow_rank} slower in most runs: {causes[:1]}")
     for p in os.listdir(a.dir):
         if p.endswith(".png"):
             check(png_ok(os.path.join(a.dir, p)), f"{p} is not a drawn PNG")
