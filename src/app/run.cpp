@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <csignal>
+
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -19,6 +21,7 @@
 #include "rdmamesh/app/agree.hpp"
 #include "rdmamesh/app/ledger.hpp"
 #include "rdmamesh/app/liveness.hpp"
+#include "rdmamesh/app/progress.hpp"
 #include "rdmamesh/app/provenance.hpp"
 #include "rdmamesh/app/round.hpp"
 #include "rdmamesh/app/same_options.hpp"
@@ -295,6 +298,19 @@ struct setup {
   std::unique_ptr<engine::pingpong> pinger;  // --mode lat
 };
 
+// RDMAMESH_FAULT=kill / term: the signal as if sent from outside (kill(getpid()) is
+// process-directed, like `kill` and the launcher's), that many seconds into the run.
+void arm_signal_fault(const fault& f, std::uint32_t me) {
+  int sig = 0;
+  if (f.what == fault::kind::kill && f.src == me) sig = SIGKILL;
+  if (f.what == fault::kind::term) sig = SIGTERM;
+  if (sig == 0) return;
+  std::thread([seconds = f.seconds, sig] {
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    ::kill(::getpid(), sig);
+  }).detach();
+}
+
 // Every pattern, size and --scaling step in order; false if any rank's part was not clean.
 template <class Engine>
 bool run_patterns(const context& c, const setup& s, Engine& eng, bool& stopped) {
@@ -302,6 +318,8 @@ bool run_patterns(const context& c, const setup& s, Engine& eng, bool& stopped) 
   std::uint32_t index = 0;
   std::vector<std::uint32_t> everyone(c.n);
   for (std::uint32_t r = 0; r < c.n; ++r) everyone[r] = r;
+  progress shown(c.o, static_cast<std::uint32_t>(c.o.patterns.size() * c.o.sizes.size() * s.steps.size()),
+                 c.me == 0 && !c.o.quiet);
   for (auto pattern : c.o.patterns) {
     if (stopped) break;
     for (std::uint64_t size : c.o.sizes) {
@@ -309,6 +327,11 @@ bool run_patterns(const context& c, const setup& s, Engine& eng, bool& stopped) 
         if (stopped) break;
         const plan::subset_schedule sched(pattern, k ? plan::active_ranks(s.local_of, k) : everyone, c.n,
                                           c.o.bidirectional, c.o.target);
+        if (s.injected && s.injected->run == index) arm_signal_fault(*s.injected, c.me);
+        if (const auto line = shown.start(index, pattern, size, sched.rounds()); !line.empty()) {
+          std::fputs(line.c_str(), stderr);
+          std::fflush(stderr);
+        }
         clean = run_one(c, eng, sched, size, k, index, stopped) && clean;
         ++index;
       }
@@ -367,12 +390,6 @@ int run_job(const mpi::world& w, const options& o, setup& s) {
     if (me != 0) std::this_thread::sleep_for(std::chrono::seconds(2));  // rank 0's watchdog writes the file
     std::_Exit(exit_system);
   });
-  if (s.injected && s.injected->what == fault::kind::kill && s.injected->src == me) {
-    std::thread([seconds = s.injected->seconds] {
-      std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-      std::raise(SIGKILL);  // as `kill -9` from outside: no handler, no cleanup
-    }).detach();
-  }
 
   const context c{w,
                   o,

@@ -88,6 +88,7 @@ std::vector<std::pair<std::string, std::string>> describe(const options& o) {
       {"ib-port", o.ib_port ? fmt::format("{}", o.ib_port) : "auto"},
       {"gid-index", o.gid_index >= 0 ? fmt::format("{}", o.gid_index) : "auto"},
       {"verify", o.verify ? "yes" : "no"},
+      {"quiet", o.quiet ? "yes" : "no"},
       {"timeout", num(o.timeout_s)},
       {"slow", num(o.slow_pct)},
       {"output", o.output.empty() ? "-" : o.output},
@@ -271,6 +272,7 @@ parse_outcome parse_command_line(int argc, const char* const* argv) {
   app.add_option("--slow", o.slow_pct, "A pair below PCT % of the run's median pair is slow (outliers)")
       ->option_text("PCT")
       ->capture_default_str();
+  app.add_flag("--quiet", o.quiet, "No progress lines on stderr (one per run when a job has several)");
   app.add_flag("--verify", o.verify, "Fill every payload with a (src, dst, seq) pattern and check it on arrival");
   app.add_option("--timeout", o.timeout_s,
                  "Seconds without any sign of life from a peer before it is named dead or hung (not a bound on "

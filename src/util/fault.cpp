@@ -35,7 +35,7 @@ std::optional<fault> parse_fault(std::string_view spec, std::uint32_t n_ranks) {
   auto bad = [&](std::string_view why) {
     return usage_error(
         fmt::format("RDMAMESH_FAULT='{}': {}; use rkey:SRC:DST, corrupt:SRC:DST[:MSG], "
-                    "kill:RANK[:SECONDS] or slow:SRC:DST|*[:PCT] (ranks 0..{})",
+                    "kill:RANK[:SECONDS[:RUN]], term[:SECONDS[:RUN]] or slow:SRC:DST|*[:PCT] (ranks 0..{})",
                     spec, why, n_ranks ? n_ranks - 1 : 0));
   };
   const auto parts = split(spec);
@@ -54,11 +54,22 @@ std::optional<fault> parse_fault(std::string_view spec, std::uint32_t n_ranks) {
     if (parts.size() == 4 && !number(parts[3], f.message)) throw bad("the message number is not a number");
   } else if (parts[0] == "kill") {
     f.what = fault::kind::kill;
-    if (parts.size() < 2 || parts.size() > 3) throw bad("wrong number of fields");
+    if (parts.size() < 2 || parts.size() > 4) throw bad("wrong number of fields");
     rank(parts[1], f.src);
-    if (parts.size() == 3) {
+    if (parts.size() == 4 && !number(parts[3], f.run)) throw bad("the run is not a run number");
+    if (parts.size() >= 3) {
       char* end = nullptr;
       const std::string s(parts[2]);
+      f.seconds = std::strtod(s.c_str(), &end);
+      if (end == s.c_str() || *end != '\0' || !(f.seconds >= 0)) throw bad("the delay is not a number of seconds");
+    }
+  } else if (parts[0] == "term") {
+    f.what = fault::kind::term;
+    if (parts.size() > 3) throw bad("wrong number of fields");
+    if (parts.size() == 3 && !number(parts[2], f.run)) throw bad("the run is not a run number");
+    if (parts.size() >= 2) {
+      char* end = nullptr;
+      const std::string s(parts[1]);
       f.seconds = std::strtod(s.c_str(), &end);
       if (end == s.c_str() || *end != '\0' || !(f.seconds >= 0)) throw bad("the delay is not a number of seconds");
     }

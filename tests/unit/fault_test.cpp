@@ -29,6 +29,14 @@ TEST_CASE("parse_fault reads each kind with its defaults") {
   CHECK(kill->src == 2);
   CHECK(kill->seconds == doctest::Approx(2.0));
   CHECK(parse_fault("kill:3:0.5", 4)->seconds == doctest::Approx(0.5));
+  CHECK(kill->run == 0);
+  CHECK(parse_fault("kill:3:1:2", 4)->run == 2);
+  const auto term = parse_fault("term:1.5:1", 4);
+  REQUIRE(term);
+  CHECK(term->what == fault::kind::term);
+  CHECK(term->seconds == doctest::Approx(1.5));
+  CHECK(term->run == 1);
+  CHECK(parse_fault("term", 4)->run == 0);
   const auto slow = parse_fault("slow:1:3:30", 4);
   CHECK(slow->what == fault::kind::slow);
   CHECK(slow->pct == doctest::Approx(30));
@@ -44,7 +52,7 @@ TEST_CASE("parse_fault reads each kind with its defaults") {
 TEST_CASE("parse_fault rejects typos with the accepted forms") {
   for (const char* spec : {"rkey",       "rkey:1",        "rkey:1:2:3",      "rkey:1:1", "rkey:1:4",    "rkey:-1:2",
                            "rkey:a:2",   "corrupt:0:1:x", "corrupt:0:1:2:3", "kill",     "kill:9",      "kill:1:soon",
-                           "kill:1:-2",  "kill:1:2:3",    "flip:0:1",        ":",        "slow:1",      "slow:1:1",
+                           "kill:1:-2",  "kill:1:2:x", "kill:1:2:3:4", "term:x", "term:1:y", "term:1:2:3",    "flip:0:1",        ":",        "slow:1",      "slow:1:1",
                            "slow:1:2:0", "slow:1:2:100",  "slow:1:2:x",      "slow:*:2", "slow:1:2:3:4"}) {
     CAPTURE(spec);
     try {

@@ -68,8 +68,11 @@ def main():
             check(text in status, f"status {status!r} lacks {text!r}")
             check(len(runs) == want_runs, f"{len(runs)} runs kept, expected {want_runs}")
             for run in runs:
-                tx = run["tx_bw"][:]
-                check(np.all(tx[off_diagonal(n)] > 0), f"run {run.name}: a pair measured nothing")
+                # every pair sent (whole round), and the cut interval measured something: a pair's
+                # interval can count nothing on a starved machine, since completions arrive per
+                # moderation group of 100
+                check(np.all(run["tx_total"][:][off_diagonal(n)] > 0), f"run {run.name}: a pair sent nothing")
+                check(np.nansum(run["tx_bw"][:][off_diagonal(n)]) > 0, f"run {run.name}: the interval measured nothing")
         elif what == "interrupted":
             want_runs = int(args[0])
             check(int(f.attrs["complete"]) == 0, "complete is 1 after SIGTERM")

@@ -28,15 +28,6 @@ rank_pid() {
   return 0
 }
 
-# wait_rows FILE PATTERN COUNT: until COUNT run rows of PATTERN are on the console (hang bound 300 s)
-wait_rows() {
-  for _ in $(seq 3000); do
-    [ "$(grep -cE "^ +$2 +[0-9]+ " "$1" 2>/dev/null)" -ge "$3" ] && return 0
-    sleep 0.1
-  done
-  return 1
-}
-
 finish() {
   rm -rf "$tmp"
   [ "$fails" = 0 ] && echo "all cases passed" || echo "$fails case(s) failed"

@@ -52,6 +52,7 @@ struct options {
   std::string output;                                      // HDF5 file; empty = none
   bool force = false;                                      // overwrite output
   bool verify = false;                                     // check every payload
+  bool quiet = false;                                      // no progress lines on stderr
   double timeout_s = 30.0;                                 // silence after which a peer is named dead or hung
   double slow_pct = 90.0;                                  // a pair below this % of the median pair is slow
 

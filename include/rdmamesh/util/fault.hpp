@@ -2,8 +2,13 @@
 //   RDMAMESH_FAULT=rkey:SRC:DST          SRC uses a wrong rkey toward DST (remote access error)
 //   RDMAMESH_FAULT=corrupt:SRC:DST[:N]   SRC flips a byte of its N-th message to DST (default 5);
 //                                        with --verify the receiver must report it
-//   RDMAMESH_FAULT=kill:RANK[:SECONDS]   RANK kills itself with SIGKILL that long (default 2)
-//                                        into the first traffic round, as `kill -9` would
+//   RDMAMESH_FAULT=kill:RANK[:SECONDS[:RUN]]  RANK kills itself with SIGKILL that long (default
+//                                        2) after run RUN (default 0) starts, as `kill -9` would;
+//                                        counted from a run, not the launch, so a test knows
+//                                        which runs finished however busy the machine is
+//   RDMAMESH_FAULT=term[:SECONDS[:RUN]]  every rank sends itself SIGTERM that long (default 2)
+//                                        after run RUN (default 0) starts: a batch system's
+//                                        time limit, at a moment no busy machine can blur
 //   RDMAMESH_FAULT=slow:SRC:DST[:PCT]    SRC holds back its posts to DST (* for every peer) so
 //                                        that pair runs at about PCT % (default 50) of its rate
 // Not a user feature: it is parsed strictly and named in the header when set.
@@ -17,12 +22,13 @@
 namespace rdmamesh {
 
 struct fault {
-  enum class kind : std::uint8_t { rkey, corrupt, kill, slow };
+  enum class kind : std::uint8_t { rkey, corrupt, kill, term, slow };
   kind what = kind::rkey;
   std::uint32_t src = 0;  // kill: the rank that dies
   std::uint32_t dst = 0;
   std::uint64_t message = 5;  // corrupt
-  double seconds = 2.0;       // kill
+  double seconds = 2.0;       // kill, term
+  std::uint32_t run = 0;      // kill, term: counted from the start of this run
   bool any_dst = false;       // slow: DST was '*'
   double pct = 50;            // slow
 
