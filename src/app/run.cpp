@@ -4,13 +4,14 @@
 // it ends, so a later failure loses nothing already measured.
 #include "rdmamesh/app/run.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <csignal>
-
-#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -40,6 +41,7 @@
 #include "rdmamesh/plan/layout.hpp"
 #include "rdmamesh/plan/schedule.hpp"
 #include "rdmamesh/stats/matrix.hpp"
+#include "rdmamesh/stats/series.hpp"
 #include "rdmamesh/util/fault.hpp"
 #include "rdmamesh/util/stop.hpp"
 #include "rdmamesh/util/units.hpp"
@@ -132,6 +134,7 @@ std::string stuck_line(const context& c, const std::optional<liveness::verdict>&
 // What one rank measured over all rounds of one run.
 struct rank_run {
   std::vector<stats::pair_counters> counters;     // bw, by peer rank
+  std::vector<double> tx_t, rx_t;                 // bw --interval: [peer][slot] bytes/s
   std::vector<stats::latency_summary> latencies;  // lat, by peer rank (as initiator)
   std::vector<std::uint64_t> lat_failed;          // lat, 1 per peer whose flow failed
   stats::histogram lat_all;                       // lat, every flow of this rank
@@ -153,6 +156,11 @@ bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, 
              std::uint32_t active_per_node, std::uint32_t index, bool& stopped) {
   rank_run acc;
   acc.counters.assign(c.n, {});
+  const std::uint32_t slots = std::is_same_v<Engine, engine::stream> && c.o.duration_mode()
+                                  ? stats::series_slots(c.o.duration_s, c.o.interval_s)
+                                  : 0;
+  acc.tx_t.assign(std::size_t{c.n} * slots, std::numeric_limits<double>::quiet_NaN());
+  acc.rx_t = acc.tx_t;
   acc.latencies.assign(c.n, {});
   acc.lat_failed.assign(c.n, 0);
   // every collective is bounded: if a peer never comes, the watchdog names it and ends the run
@@ -177,6 +185,15 @@ bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, 
     auto errors = run_round(c.w, eng, c.o, c.live, on_stuck);
     if constexpr (std::is_same_v<Engine, engine::stream>) {
       stats::merge_round(acc.counters, eng.round_results(), role, static_cast<int>(round));
+      if (slots > 0) {  // each pair's series from the round that measured it, as its counters
+        const auto tx = eng.round_series(false, slots), rx = eng.round_series(true, slots);
+        auto take = [&](std::vector<double>& into, const std::vector<double>& from, std::uint32_t p) {
+          const auto at = static_cast<std::ptrdiff_t>(std::size_t{p} * slots);
+          std::copy_n(from.begin() + at, slots, into.begin() + at);
+        };
+        for (std::uint32_t p : role.send_to) take(acc.tx_t, tx, p);
+        for (std::uint32_t p : role.recv_from) take(acc.rx_t, rx, p);
+      }
     } else {
       merge_latency(acc, eng, role);
     }
@@ -214,6 +231,28 @@ bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, 
   if constexpr (std::is_same_v<Engine, engine::stream>) {
     const auto rows =
         guarded("gathering counters", [&] { return c.w.gather(std::span<const stats::pair_counters>(acc.counters)); });
+    if (slots > 0) {
+      const auto tx_t =
+          guarded("gathering the time series", [&] { return c.w.gather(std::span<const double>(acc.tx_t)); });
+      const auto rx_t =
+          guarded("gathering the time series", [&] { return c.w.gather(std::span<const double>(acc.rx_t)); });
+      if (c.me == 0) {  // gathered [rank][peer][slot] -> [slot][src][dst]; rx rows are the receiver's
+        const std::size_t n = c.n;
+        r.slots = slots;
+        r.interval_s = c.o.interval_s;
+        r.tx_bw_t.assign(slots * n * n, std::numeric_limits<double>::quiet_NaN());
+        r.rx_bw_t = r.tx_bw_t;
+        const bool rx_seen = receiver_sees_messages(c.o.op);
+        for (std::size_t a = 0; a < n; ++a) {
+          for (std::size_t b = 0; b < n; ++b) {
+            for (std::size_t k = 0; k < slots; ++k) {
+              r.tx_bw_t[(k * n + a) * n + b] = tx_t[(a * n + b) * slots + k];
+              if (rx_seen) r.rx_bw_t[(k * n + a) * n + b] = rx_t[(b * n + a) * slots + k];
+            }
+          }
+        }
+      }
+    }
     if (c.me == 0) {
       r.bw = stats::assemble(rows, c.n, size, receiver_sees_messages(c.o.op));
       r.outliers = stats::find_outliers(r.bw->tx_bw, r.bw->flags, r.bw->round, c.node_of, c.o.slow_pct);

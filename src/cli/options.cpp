@@ -73,6 +73,7 @@ std::vector<std::pair<std::string, std::string>> describe(const options& o) {
       {"size", fmt::format("{}", fmt::join(sizes, ","))},
       {"duration", o.duration_mode() ? num(o.duration_s) : "-"},
       {"warmup", o.duration_mode() ? num(o.warmup_s) : "-"},
+      {"interval", o.duration_mode() && o.mode == mode_kind::bw ? num(o.interval_s) : "-"},
       {"iters", o.duration_mode() ? "-" : fmt::format("{}", o.iters)},
       {"tx-depth", fmt::format("{}", o.tx_depth)},
       {"rx-depth", o.rx_depth ? fmt::format("{}", o.rx_depth) : "auto"},
@@ -172,6 +173,10 @@ void validate(const options& o) {
   if (!(o.warmup_s >= 0 && std::isfinite(o.warmup_s))) {
     throw usage_error("--warmup must be zero or a positive number of seconds");
   }
+  // a sample costs a pass over the sessions: 10 ms keeps it far from the hot loop's cost
+  if (!(o.interval_s == 0 || (o.interval_s >= 0.01 && std::isfinite(o.interval_s)))) {
+    throw usage_error("--interval must be 0 (off) or at least 0.01 seconds, e.g. --interval 0.5");
+  }
   if (!(o.slow_pct > 0 && o.slow_pct < 100)) {
     throw usage_error("--slow must be a percentage between 0 and 100 (exclusive), e.g. --slow 90");
   }
@@ -241,6 +246,9 @@ parse_outcome parse_command_line(int argc, const char* const* argv) {
   auto* iters = app.add_option("-n,--iters", o.iters, "Messages per ordered pair instead of a duration");
   dur->excludes(iters);
   app.add_option("--warmup", o.warmup_s, "Unmeasured seconds before each duration round")->capture_default_str();
+  app.add_option("--interval", o.interval_s,
+                 "Duration rounds: sample every pair's bandwidth at this period into /runs/NNNN/tx_bw_t (0: off)")
+      ->capture_default_str();
   app.add_option("-t,--tx-depth", o.tx_depth, "Outstanding work requests per QP")->capture_default_str();
   auto* rx = app.add_option("-r,--rx-depth", o.rx_depth,
                             "Receives in the rank's shared receive queue (default: 512, or a window per sending QP "

@@ -4,12 +4,14 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "rdmamesh/stats/series.hpp"
 #include "rdmamesh/util/pattern.hpp"
 #include "rdmamesh/util/stop.hpp"
 
@@ -26,6 +28,14 @@ stream::stream(const options& o, const plan::layout& l, std::uint32_t rank, std:
     r.peer = link.peer;
     r.lane = link.lane;
     rx_.push_back(r);
+  }
+  if (o.duration_mode()) interval_s_ = o.interval_s;
+  if (interval_s_ > 0) {  // marks never allocate in the hot loop: room for every slot, up front
+    const std::size_t marks = stats::series_slots(o.duration_s, interval_s_) + 2;
+    mark_at_.reserve(marks);
+    mark_slot_.reserve(marks);
+    mark_tx_.reserve(marks * tx_.size());
+    mark_rx_.reserve(marks * rx_.size());
   }
   wr_.resize(std::max<std::uint32_t>(o.post_list, 1));
   sge_.resize(wr_.size());
@@ -93,6 +103,13 @@ void stream::advance_phase(clock::time_point now) {
     t_measure_ = now;
     for (auto& t : tx_) t.at_start = t.completed;
     for (auto& r : rx_) r.at_start = r.received;
+    if (interval_s_ > 0) {
+      mark_at_.clear();
+      mark_slot_.clear();
+      mark_tx_.clear();
+      mark_rx_.clear();
+      mark(now, false);
+    }
   }
   if (phase_ == phase::measure) {
     // iterations mode ends when every WR is posted; duration mode only by the clock, so a
@@ -100,13 +117,51 @@ void stream::advance_phase(clock::time_point now) {
     const bool all_posted =
         !core_.opts().duration_mode() &&
         std::all_of(tx_.begin(), tx_.end(), [](const tx_session& t) { return t.failed || t.posted >= t.limit; });
+    if (interval_s_ > 0 && now >= next_mark_ && now < deadline_end_) mark(now, false);
     if (now >= deadline_end_ || all_posted || stop) {
       phase_ = phase::drain;
       t_end_ = now;
       for (auto& t : tx_) t.at_end = t.completed;
       for (auto& r : rx_) r.at_end = r.received;
+      if (interval_s_ > 0) mark(now, true);
     }
   }
+}
+
+void stream::mark(clock::time_point now, bool last) {
+  const double at = std::chrono::duration<double>(now - t_measure_).count();
+  const auto prev = mark_slot_.empty() ? -1.0 : static_cast<double>(mark_slot_.back());
+  // a periodic mark opens the slot it falls in; the last one closes the (partial) slot it ends
+  const double grid = last ? std::ceil(at / interval_s_ - 1e-6) : std::floor(at / interval_s_ + 1e-9);
+  const auto slot = static_cast<std::uint32_t>(mark_slot_.empty() ? 0.0 : std::max(prev + 1, grid));
+  mark_at_.push_back(at);
+  mark_slot_.push_back(slot);
+  for (const auto& t : tx_) mark_tx_.push_back(t.completed);
+  for (const auto& r : rx_) mark_rx_.push_back(r.received);
+  next_mark_ =
+      t_measure_ + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(interval_s_ * (slot + 1)));
+}
+
+std::vector<double> stream::round_series(bool rx, std::uint32_t slots) const {
+  const std::uint32_t n = core_.n_ranks();
+  std::vector<double> out(std::size_t{n} * slots, std::numeric_limits<double>::quiet_NaN());
+  const std::size_t sessions = tx_.size(), marks = mark_at_.size();
+  if (slots == 0 || marks < 2) return out;
+  std::vector<std::vector<std::uint64_t>> by_peer(n);  // counts per mark, lanes summed
+  for (std::size_t s = 0; s < sessions; ++s) {
+    const bool active = rx ? rx_[s].active : tx_[s].active;
+    if (!active) continue;
+    const std::uint32_t peer = rx ? rx_[s].peer : tx_[s].link.peer;
+    auto& v = by_peer[peer];
+    v.resize(marks, 0);
+    for (std::size_t m = 0; m < marks; ++m) v[m] += (rx ? mark_rx_ : mark_tx_)[m * sessions + s];
+  }
+  for (std::uint32_t p = 0; p < n; ++p) {
+    if (by_peer[p].empty()) continue;
+    const auto rates = stats::slot_rates(mark_at_, mark_slot_, by_peer[p], slots, size_);
+    std::copy(rates.begin(), rates.end(), out.begin() + static_cast<std::ptrdiff_t>(std::size_t{p} * slots));
+  }
+  return out;
 }
 
 void stream::progress() {

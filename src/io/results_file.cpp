@@ -269,6 +269,16 @@ void results_file::write_run(const options& o, const run_record& run) {
     h5::set_attr(r, "lat_all_mean_us", h.mean() * 1e-3);
     h5::set_attr(r, "lat_all_stddev_us", h.stddev() * 1e-3);
   }
+  if (run.slots > 0) {
+    const std::size_t n = n_ranks_;
+    const hsize_t tdims[3] = {run.slots, n, n}, sdims[1] = {run.slots};
+    h5::write(r, "tx_bw_t", tdims, std::span<const double>(run.tx_bw_t));
+    h5::write(r, "rx_bw_t", tdims, std::span<const double>(run.rx_bw_t));
+    std::vector<double> t(run.slots);
+    for (std::uint32_t k = 0; k < run.slots; ++k) t[k] = k * run.interval_s;
+    h5::write(r, "t_s", sdims, std::span<const double>(t));
+    h5::set_attr(r, "interval_s", run.interval_s);
+  }
   h5::write_strings(r, "events", run.events);
   if (run.outliers) write_outliers(r, o, run);
   annotate_group(r, group_kind::run);

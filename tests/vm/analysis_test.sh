@@ -15,6 +15,13 @@ echo "== slow: RDMAMESH_FAULT=slow:2:*:30 mpirun -np 4 rdmamesh ${args[*]}"
 RDMAMESH_FAULT='slow:2:*:30' mpirun -np 4 -x RDMAMESH_FAULT "$bin" "${args[@]}" -o "$tmp/slow.h5" >"$tmp/slow.txt" 2>&1 ||
   { cat "$tmp/slow.txt"; fail "slow: rdmamesh exited non-zero"; }
 mesh lat 3 "--op write_imm --mode lat --patterns pairs --sizes 8,4096" -- --mode lat --sizes 8,4K -n 200
+# bandwidth over time: the default 0.5 s slots tile every interval and add up to its bytes; off is off
+"$check" series "$tmp/clean.h5" 0.5 || fail "series: clean.h5"
+"$check" series "$tmp/slow.h5" 0.5 || fail "series: slow.h5"
+mesh flat 2 "--op write --patterns pairs --sizes 4096" -- --op write --pattern pairs -s 4K -D 1 --warmup 0.2 --interval 0
+"$check" series "$tmp/flat.h5" 0 || fail "series: --interval 0"
+mesh fine 3 "--op send --patterns mesh --sizes 65536" -- --op send -s 64K -D 1.1 --warmup 0.2 --interval 0.25
+"$check" series "$tmp/fine.h5" 0.25 || fail "series: --interval 0.25 over 1.1 s"
 
 for f in clean slow lat; do
   "$analysis/report" "$tmp/$f.h5" -o "$tmp/$f-report" >"$tmp/$f-report.txt" 2>&1 || { cat "$tmp/$f-report.txt"; fail "report $f: exit"; }

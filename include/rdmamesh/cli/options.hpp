@@ -35,6 +35,7 @@ struct options {
   std::vector<std::uint64_t> sizes{64ULL << 10};           // bytes per message; several = a sweep
   double duration_s = 5.0;                                 // measured seconds (duration mode)
   double warmup_s = 1.0;                                   // unmeasured seconds before the interval
+  double interval_s = 0.5;                                 // bandwidth-over-time slot (duration mode); 0: off
   std::uint64_t iters = 0;                                 // messages per pair; 0 = duration mode
   std::uint32_t tx_depth = 128;                            // outstanding WRs per QP
   std::uint32_t rx_depth = 0;                              // receives in the shared receive queue; 0 = auto

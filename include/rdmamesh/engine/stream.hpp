@@ -36,6 +36,9 @@ class stream {
   std::string pending() const;  // what a wait still waits for, for timeout messages
   std::uint64_t progress_count() const { return progress_; }  // posts and completions so far
   std::vector<stats::pair_counters> round_results() const;    // by rank, lanes summed
+  // --interval: bytes/s per peer (lanes summed) in each of `slots` slots of the measured
+  // interval, sent (rx = false) or received; [n_ranks x slots], NaN for peers not in the round.
+  std::vector<double> round_series(bool rx, std::uint32_t slots) const;
   core& base() { return core_; }
 
  private:
@@ -72,6 +75,7 @@ class stream {
   void fail_tx(tx_session& s, const std::string& what);
   void fail_rx(rx_session& r, const std::string& what);
   void advance_phase(clock::time_point now);
+  void mark(clock::time_point now, bool last);  // --interval: every session's count, now
 
   core core_;
   std::uint64_t size_ = 0;
@@ -96,6 +100,12 @@ class stream {
   // as if this rank's NIC were that much slower toward those peers
   double pause_ = 0;
   clock::time_point resume_at_{}, active_since_{};
+  // --interval: marks read from the clock the hot loop already reads, [mark] and [mark][session]
+  double interval_s_ = 0;
+  clock::time_point next_mark_{};
+  std::vector<double> mark_at_;
+  std::vector<std::uint32_t> mark_slot_;
+  std::vector<std::uint64_t> mark_tx_, mark_rx_;
 };
 
 }  // namespace rdmamesh::engine

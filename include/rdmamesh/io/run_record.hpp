@@ -34,6 +34,11 @@ struct run_record {
   std::optional<stats::outlier_report> outliers;  // --mode bw: the smallest causes of slow and failed pairs
   std::vector<std::string> outlier_text;          // their console lines
 
+  // --interval: bytes/s per slot, [slots][src][dst], sent and received; empty when off
+  std::uint32_t slots = 0;
+  double interval_s = 0;
+  std::vector<double> tx_bw_t, rx_bw_t;
+
   // mesh run, when a pairwise pattern (pairs or shift) ran at the same size: mesh / pairwise
   std::optional<stats::square<double>> contention;
   pattern_kind contention_vs = pattern_kind::pairs;
