@@ -156,11 +156,13 @@ def load(path):
                 oa = _attrs(g["outliers"])
                 run.slow_pct = float(oa.get("slow_pct", np.nan))
                 run.median_bw = float(oa.get("median_bw", np.nan))
+                lines = list(o.get("text", []))  # older files gave failed pairs no line: pad
+                lines += [""] * (len(o.get("kind", [])) - len(lines))
                 for i in range(len(o.get("kind", []))):
                     run.causes.append(Cause(kind=o["kind"][i], node=int(o["node"][i]), rank=int(o["rank"][i]),
                                             peer=int(o["peer"][i]), send_pct=float(o["send_pct"][i]),
                                             recv_pct=float(o["recv_pct"][i]), pairs=int(o["pairs"][i]),
-                                            text=o["text"][i]))
+                                            text=lines[i]))
             runs.append(run)
         sweeps = {p: _read_group(g) for p, g in f.get("sweeps", {}).items()}
         scaling = {p: _read_group(g) for p, g in f.get("scaling", {}).items()}

@@ -286,7 +286,10 @@ bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, 
   }
   if (c.me == 0) {
     print(io::format_run(c.o, r));
-    for (const auto& line : r.outlier_text) print(line + "\n");
+    for (std::size_t i = 0; i < r.outlier_text.size(); ++i) {
+      // failed pairs have their own "# failed pairs:" line already
+      if (r.outliers->found[i].kind != stats::outlier_kind::failed) print(r.outlier_text[i] + "\n");
+    }
     print(io::format_scaling(r, c.node_of, c.nodes));
     c.book.add(std::move(r));
   }

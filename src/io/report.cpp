@@ -262,7 +262,9 @@ std::vector<std::string> outlier_lines(const run_record& r, std::span<const fabr
         lines.push_back(
             fmt::format("# slow: link {} -> {} at {:.0f} % of the median", who(o.rank), who(o.peer), o.send_pct));
         break;
-      case stats::outlier_kind::failed: break;  // the "# failed pairs:" line names them
+      case stats::outlier_kind::failed:  // the file's text column is parallel to its causes
+        lines.push_back(fmt::format("# failed: {} -> {}", who(o.rank), who(o.peer)));
+        break;
     }
   }
   return lines;

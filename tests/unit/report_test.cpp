@@ -3,7 +3,11 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "rdmamesh/io/report.hpp"
+#include "rdmamesh/stats/outliers.hpp"
 
 using namespace rdmamesh;
 
@@ -143,4 +147,29 @@ TEST_CASE("a latency row prints the percentiles in microseconds") {
             "2.00     0.82"));
   CHECK(has(s, "# pairs p50 latency [us]"));
   CHECK(has(io::format_table_header(o), "p99.9"));
+}
+
+TEST_CASE("every outlier cause has its text line, failed pairs included (the file's columns stay parallel)") {
+  fabric::port_choice port;
+  port.device = "rxe0";
+  const mpi::node_info a0{0, 1, 0, 3}, b0{0, 1, 1, 3}, c0{0, 1, 2, 3};
+  std::vector<fabric::rank_info> ranks{fabric::make_rank_info("a", &port, nullptr, a0, false),
+                                       fabric::make_rank_info("b", &port, nullptr, b0, false),
+                                       fabric::make_rank_info("c", &port, nullptr, c0, false)};
+  io::run_record rec = bw_record(3, pattern_kind::mesh);
+  rec.bw->flags.at(0, 2) = rec.bw->flags.at(2, 0) = stats::tx_failed;
+  rec.bw->tx_bw.at(1, 0) = rec.bw->tx_bw.at(1, 0) / 4;
+  rec.outliers =
+      stats::find_outliers(rec.bw->tx_bw, rec.bw->flags, rec.bw->round, std::vector<std::int32_t>{0, 1, 2}, 90);
+  const auto lines = io::outlier_lines(rec, ranks);
+  REQUIRE(lines.size() == rec.outliers->found.size());
+  std::size_t failed = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (rec.outliers->found[i].kind == stats::outlier_kind::failed) {
+      ++failed;
+      CHECK(has(lines[i], "# failed: rank "));
+    }
+  }
+  CHECK(failed == 2);
+  CHECK(has(fmt::format("{}", fmt::join(lines, "\n")), "# slow: link rank 1 (b, rxe0) -> rank 0 (a, rxe0)"));
 }

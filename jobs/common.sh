@@ -1,0 +1,67 @@
+# shellcheck shell=bash disable=SC2034  # sourced by jobs/*.sbatch, which use the rm_* variables
+# Shared by the rdmamesh batch jobs (sourced, not run). Every knob is an environment variable
+# with a default; export it before sbatch (sbatch passes the environment on) or set it inline:
+#   RDMAMESH_SIZES=64K,1M sbatch -N 8 jobs/mesh.sbatch
+#
+#   RDMAMESH_BIN       the binary (default: rdmamesh on PATH, else build/rdmamesh of the checkout)
+#   RDMAMESH_RESULTS   results folder (default: results/ under the submit directory)
+#   RDMAMESH_LAUNCHER  srun | mpirun | auto (default: srun --mpi=pmix when Slurm offers it)
+#   RDMAMESH_BIND      launcher | rdmamesh (default launcher; see rm_launch)
+#   RDMAMESH_ARGS      extra rdmamesh flags, appended last (e.g. "--op send -q 2")
+
+# Site setup, as examples: the modules that provide Open MPI, rdma-core, hwloc and HDF5.
+# module load openmpi/4.1 hdf5/1.10 hwloc/2.9
+# module load python/3.11   # for the report: h5py, numpy, matplotlib
+
+set -uo pipefail
+
+# sbatch runs a copy of the script from its spool folder: find the checkout from where the job
+# was submitted (the checkout root, or its jobs/ folder)
+submit=${SLURM_SUBMIT_DIR:-$PWD}
+if [ -f "$submit/jobs/common.sh" ]; then repo=$submit; elif [ -f "$submit/common.sh" ]; then repo=$(dirname "$submit"); else repo=$submit; fi
+
+rm_bin=${RDMAMESH_BIN:-$(command -v rdmamesh || echo "$repo/build/rdmamesh")}
+rm_results=${RDMAMESH_RESULTS:-$submit/results}
+rm_analysis=${RDMAMESH_ANALYSIS:-$repo/analysis}
+rm_job=${SLURM_JOB_ID:-local-$$}
+rm_out=$rm_results/rdmamesh-$rm_job.h5
+read -r -a rm_extra <<<"${RDMAMESH_ARGS:-}"
+
+rm_die() { echo "rdmamesh job: $*" >&2; exit 2; }
+[ -x "$rm_bin" ] || rm_die "no rdmamesh binary at '$rm_bin': set RDMAMESH_BIN or put rdmamesh on PATH"
+mkdir -p "$rm_results" || rm_die "cannot create the results folder '$rm_results' (set RDMAMESH_RESULTS)"
+
+# srun --mpi=pmix when this Slurm has it (Debian's slurm-wlm ships pmix_v4, and Debian's Open MPI
+# uses the same PMIx); otherwise mpirun, which reads the allocation from Slurm's environment.
+rm_launcher=${RDMAMESH_LAUNCHER:-auto}
+if [ "$rm_launcher" = auto ]; then
+  if srun --mpi=list 2>&1 | grep -q pmix; then rm_launcher=srun; else rm_launcher=mpirun; fi
+fi
+
+# rm_launch RANKS_PER_NODE RDMAMESH_ARGS…: one rank per slot of every node in the allocation.
+# Binding: with RDMAMESH_BIND=launcher (default) srun --cpu-bind=cores / mpirun --bind-to core
+# pin the ranks and rdmamesh keeps that (/ranks/bound_by = launcher); with rdmamesh, the
+# launcher binds nothing and rdmamesh pins each rank to a core near its NIC, on the NIC's NUMA
+# node. The launcher wins whenever it binds: rdmamesh never overrides a binding it finds.
+rm_launch() {
+  local per_node=$1
+  shift
+  local bind=${RDMAMESH_BIND:-launcher}
+  case "$bind" in launcher | rdmamesh) ;; *) rm_die "RDMAMESH_BIND=$bind: use launcher or rdmamesh" ;; esac
+  if [ "$rm_launcher" = srun ] && [ "$bind" = launcher ] &&
+    ! scontrol show config 2>/dev/null | grep -Eq '^TaskPlugin .*(affinity|cgroup)'; then
+    # srun --cpu-bind needs task/affinity or task/cgroup; without them it refuses to launch
+    echo "rdmamesh job $rm_job: this Slurm cannot bind CPUs (TaskPlugin has no affinity or cgroup): rdmamesh binds instead"
+    bind=rdmamesh
+  fi
+  echo "rdmamesh job $rm_job: $rm_launcher, ${SLURM_JOB_NUM_NODES:-1} node(s) x $per_node, binding by $bind, $*"
+  if [ "$rm_launcher" = srun ]; then
+    local cpu=cores
+    [ "$bind" = rdmamesh ] && cpu=none
+    srun --mpi=pmix --ntasks=$((${SLURM_JOB_NUM_NODES:-1} * per_node)) --ntasks-per-node="$per_node" --cpu-bind="$cpu" "$rm_bin" "$@" "${rm_extra[@]}"
+  else
+    local to=core
+    [ "$bind" = rdmamesh ] && to=none
+    mpirun --map-by "ppr:$per_node:node" --bind-to "$to" "$rm_bin" "$@" "${rm_extra[@]}"
+  fi
+}

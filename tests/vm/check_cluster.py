@@ -1,0 +1,123 @@
+#!/usr/bin/python3
+"""Checks a results file from the emulated cluster (tools/softroce-vm --nodes K) against what
+the launch asked for: which node every rank ran on, which device it used, and that every pair
+that crossed (or stayed inside) a node moved data.
+
+  check_cluster.py FILE --nodes 3 --per-node 2 --map block|cyclic [--scaling] [--png HEATMAP]
+                   [--hostnames node1,node2,node3]
+
+--map block: mpirun --host node1:2,… (ranks 0,1 on node1); cyclic: --map-by node (rank r on
+node r mod K). --png: the heatmap's node lines (recorded in the PNG by analysis/) sit where
+/ranks/node changes."""
+import argparse
+import sys
+import zlib
+
+import h5py
+import numpy as np
+
+errors = []
+
+
+def check(ok, msg):
+    if not ok:
+        errors.append(msg)
+        print(f"check_cluster: {msg}", file=sys.stderr)
+
+
+def text(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def png_text(path):
+    """The PNG's tEXt/zTXt chunks as a dict."""
+    out = {}
+    with open(path, "rb") as f:
+        data = f.read()
+    pos = 8
+    while pos + 8 <= len(data):
+        length = int.from_bytes(data[pos:pos + 4], "big")
+        kind = data[pos + 4:pos + 8]
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"tEXt":
+            k, _, v = body.partition(b"\0")
+            out[k.decode("latin-1")] = v.decode("latin-1")
+        elif kind == b"zTXt":
+            k, _, v = body.partition(b"\0")
+            out[k.decode("latin-1")] = zlib.decompress(v[1:]).decode("latin-1")
+        pos += 12 + length
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("file")
+    ap.add_argument("--nodes", type=int, required=True)
+    ap.add_argument("--per-node", type=int, required=True)
+    ap.add_argument("--map", choices=["block", "cyclic"], required=True)
+    ap.add_argument("--scaling", action="store_true", help="/scaling has a point per node at 1 … per-node ranks")
+    ap.add_argument("--png", help="a heatmap of this file drawn by analysis/report")
+    a = ap.parse_args()
+    k, per = a.nodes, a.per_node
+    n = k * per
+    with h5py.File(a.file, "r") as f:
+        r = f["ranks"]
+        check(r["hostname"].shape == (n,), f"/ranks has {r['hostname'].shape[0]} ranks, launched {n}")
+        if errors:
+            return 1
+        host = [text(x) for x in r["hostname"][()]]
+        dev = [text(x) for x in r["device"][()]]
+        gid = [text(x) for x in r["gid"][()]]
+        node, local = r["node"][()], r["local_rank"][()]
+        for rank in range(n):
+            i = rank // per if a.map == "block" else rank % k  # 0-based node, also its index by lowest rank
+            lr = rank % per if a.map == "block" else rank // k
+            want = f"node{i + 1}"
+            check(host[rank] == want, f"rank {rank}: hostname {host[rank]}, launched on {want}")
+            check(dev[rank] == f"rxe_node{i + 1}", f"rank {rank}: device {dev[rank]}, {want}'s is rxe_node{i + 1}")
+            check(gid[rank] == f"::ffff:10.10.0.{i + 1}", f"rank {rank}: GID {gid[rank]}, not {want}'s address")
+            check(node[rank] == i, f"rank {rank}: /ranks/node {node[rank]}, expected {i}")
+            check(local[rank] == lr, f"rank {rank}: /ranks/local_rank {local[rank]}, expected {lr}")
+        check(int(f.attrs["n_nodes"]) == k, f"n_nodes {f.attrs['n_nodes']}, expected {k}")
+        cross = 0
+        for name, g in f["runs"].items():
+            if g.attrs["mode"] != "bw":  # lat --pattern pairs: every ordered pair pinged
+                m = ~np.eye(n, dtype=bool)
+                cnt, p50 = g["lat_count"][()], g["lat_p50_us"][()]
+                check(np.all((cnt[m] > 0) & (p50[m] > 0)), f"run {name}: pairs without latency samples: "
+                                                           f"{np.argwhere(m & ~(cnt > 0)).tolist()[:6]}")
+                cross += int((m & (node[:, None] != node[None, :])).sum())
+                continue
+            m = ~np.eye(n, dtype=bool) & (g["round"][()] >= 0)
+            if "active" in g:
+                act = g["active"][()].astype(bool)
+                m &= act[:, None] & act[None, :]
+            check(m.any(), f"run {name}: no pair measured")
+            for what in ("tx_bw", "rx_bw"):
+                v = g[what][()]
+                if what == "rx_bw" and np.isnan(v[m]).all():
+                    continue  # the receiver cannot see one-sided traffic
+                bad = np.argwhere(m & ~(v > 0))
+                check(len(bad) == 0, f"run {name}: {what} not > 0 for pairs {bad.tolist()[:6]}")
+            cross += int((m & (node[:, None] != node[None, :])).sum())
+        check(cross > 0, "no measured pair crossed nodes")
+        if a.scaling:
+            for p, g in f["scaling"].items():
+                steps = list(g["active_per_node"][()])
+                want = sorted({min(2 ** j, per) for j in range(per.bit_length() + 1)})
+                check(steps == want, f"/scaling/{p}: steps {steps}, expected {want}")
+                nb = g["node_bw"][()]
+                check(nb.shape[2] == k, f"/scaling/{p}/node_bw has {nb.shape[2]} nodes, expected {k}")
+                check(np.all(np.isfinite(nb) & (nb > 0)), f"/scaling/{p}: a node without a point: {nb.tolist()}")
+        if a.png:
+            meta = png_text(a.png)
+            want = ",".join(str(i) for i in range(1, n) if node[i] != node[i - 1])
+            got = meta.get("rdmamesh:node_boundaries")
+            check(got == want, f"{a.png}: node lines before ranks '{got}', /ranks/node says '{want}'")
+    if not errors:
+        print(f"check_cluster: {a.file}: ok ({n} ranks on {k} nodes, {a.map}, {cross} cross-node pair-runs)")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

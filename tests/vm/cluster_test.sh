@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# On the emulated 3-node RoCE cluster (tools/softroce-vm --nodes 3; this runs on node1): every
+# rank on the node mpirun put it on, with that node's hostname and device; every pair moves
+# data across the bridge; pairs/shift with ranks interleaved over the nodes; --scaling points
+# per node; latency across nodes; the report's heatmap draws node lines where /ranks/node says.
+source "$(dirname "$0")/lib.sh"
+[ "${RDMAMESH_VM_NODES:-0}" = 3 ] || { echo "cluster_test: run me with tools/softroce-vm --nodes 3"; exit 2; }
+[ "$(hostname)" = node1 ] || fail "the command runs on $(hostname), not node1"
+block=(--host "node1:2,node2:2,node3:2")
+cyclic=(--host "node1:2,node2:2,node3:2" --map-by node)
+
+# run NAME CHECK_CLUSTER_ARGS CHECK_RESULTS_ARGS -- MPIRUN_ARGS -- RDMAMESH_ARGS
+run() {
+  local name=$1 cc=$2 cr=$3 launch=()
+  shift 4
+  while [ "$1" != -- ]; do launch+=("$1"); shift; done
+  shift
+  echo "== $name: mpirun ${launch[*]} rdmamesh $* -o $tmp/$name.h5"
+  if ! mpirun "${launch[@]}" "$bin" "$@" -o "$tmp/$name.h5" >"$tmp/$name.txt" 2>&1; then
+    cat "$tmp/$name.txt"; fail "$name: rdmamesh exited non-zero"; return 1
+  fi
+  cat "$tmp/$name.txt"
+  # shellcheck disable=SC2086
+  [ -z "$cr" ] || "$here/check_results.py" "$tmp/$name.h5" --ranks 6 $cr || fail "$name: results file"
+  # shellcheck disable=SC2086
+  "$here/check_cluster.py" "$tmp/$name.h5" --nodes 3 --per-node 2 $cc || fail "$name: ranks and nodes"
+}
+
+run mesh "--map block" "--op write_imm --sizes 65536 --verify" -- "${block[@]}" -- \
+  -s 64K -D 1 --warmup 0.3 --verify
+grep -q "# ranks 6  hosts 3: node1 (2 ranks), node2 (2 ranks), node3 (2 ranks)" "$tmp/mesh.txt" ||
+  fail "mesh: the header does not list the three nodes"
+
+run pairs-shift "--map cyclic" "--op write --patterns pairs,shift --sizes 16384 --verify" -- "${cyclic[@]}" -- \
+  --op write --pattern pairs,shift -s 16K -D 0.5 --warmup 0.2 --verify
+
+run scaling "--map block --scaling" "" -- "${block[@]}" -- \
+  --scaling -s 16K -D 0.5 --warmup 0.2
+grep -q "# scaling: 1 rank(s) per node active" "$tmp/scaling.txt" || fail "scaling: no 1-per-node step"
+
+run lat "--map cyclic" "--op write --mode lat --patterns pairs --sizes 64 --iters 100 --verify" -- "${cyclic[@]}" -- \
+  --mode lat --op write --pattern pairs -s 64 -n 100 --verify
+
+# the report's heatmap draws its node lines where /ranks/node changes
+if "$here/../../analysis/report" "$tmp/mesh.h5" -o "$tmp/report" >"$tmp/report.txt" 2>&1; then
+  "$here/check_cluster.py" "$tmp/mesh.h5" --nodes 3 --per-node 2 --map block --png "$tmp/report/heatmap-0000.png" ||
+    fail "report: heatmap node lines"
+  grep -q "6 ranks on 3 node(s)" "$tmp/report.txt" || fail "report: does not say 6 ranks on 3 nodes"
+else
+  cat "$tmp/report.txt"; fail "report: exit"
+fi
+finish
