@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -42,6 +43,7 @@
 #include "rdmamesh/plan/schedule.hpp"
 #include "rdmamesh/stats/matrix.hpp"
 #include "rdmamesh/stats/series.hpp"
+#include "rdmamesh/stats/setup.hpp"
 #include "rdmamesh/util/fault.hpp"
 #include "rdmamesh/util/stop.hpp"
 #include "rdmamesh/util/units.hpp"
@@ -543,7 +545,12 @@ int run(const mpi::world& w, int argc, char** argv) {
   std::optional<fabric::port_choice> port;
   std::optional<fabric::placement> where;
   fabric::topology_ptr topo;
+  // where setup time goes, phase by phase (stats::setup_phase_names)
+  stats::setup_times took{};
+  using clock = std::chrono::steady_clock;
+  auto since = [](clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); };
   code = step(w, [&] {
+    const auto t0 = clock::now();
     const auto devices = fabric::discover(o.ib_dev);
     std::vector<std::string> usable;
     for (const auto& d : devices) {
@@ -566,12 +573,17 @@ int run(const mpi::world& w, int argc, char** argv) {
     options chosen = o;
     chosen.ib_dev = where->device;
     port = fabric::choose_port(devices, chosen);
+    took[0] = since(t0);
   });
   if (code != exit_ok) return abandon_file(), code;
 
   auto& ep = s.ep;
   code = step(w, [&] { ep = std::make_unique<fabric::endpoint>(o, layout, *port, me, n, topo, where->numa); });
   if (code != exit_ok) return abandon_file(), code;
+  took[1] = ep->times().device_s;
+  took[2] = ep->times().buffers_s;
+  took[3] = ep->times().qps_s;
+  auto t_exchange = clock::now();
   const auto& ranks = s.ranks =
       w.allgather(fabric::make_rank_info(fabric::this_host(), &*port, &*where, node, ep->buffer_on_numa()));
   // ranks pinned onto common CPUs must not spin through each other's time slices
@@ -580,31 +592,44 @@ int run(const mpi::world& w, int argc, char** argv) {
 
   const std::vector<fabric::conn_info> mine = ep->local_infos();
   const std::vector<fabric::conn_info> theirs = w.alltoall(std::span<const fabric::conn_info>(mine), o.qps);
+  took[4] = since(t_exchange);
   code = step(w, [&] { ep->connect(theirs, injected); });
   if (code != exit_ok) return abandon_file(), code;
+  took[5] = ep->times().connect_s;
 
   // engine: receives are posted before the first barrier, so no peer ever finds none
   auto& streamer = s.streamer;
   auto& pinger = s.pinger;
   code = step(w, [&] {
+    const auto t0 = clock::now();
     if (o.mode == mode_kind::bw) {
       streamer = std::make_unique<engine::stream>(o, layout, me, n, *ep);
     } else {
       pinger = std::make_unique<engine::pingpong>(o, layout, me, n, *ep);
     }
+    took[6] = since(t0);
   });
   if (code != exit_ok) return abandon_file(), code;
   engine::core& base = streamer ? streamer->base() : pinger->base();
   base.set_crowded(crowded);
   base.inject(injected);
+  const auto t_barrier = clock::now();
+  w.barrier();
+  took[7] = since(t_barrier);
+  const auto all_took = w.allgather(took);
+  const fabric::endpoint_resources held = ep->resources();
+  const auto all_held = w.allgather(stats::setup_resources{held.qps, held.cq_entries, held.registered_bytes});
 
   if (me == 0) {
     for (const auto& warning : fabric::sharing_warnings(ranks)) fmt::print(stderr, "rdmamesh: warning: {}\n", warning);
     std::string header = io::format_header(o, ranks, ep->inline_size());
+    header += io::format_setup(stats::summarize_setup(all_took), stats::peak_resources(all_held, s.node_of), ranks);
     if (injected)
       header += fmt::format("# fault injected (test only): RDMAMESH_FAULT={}\n", std::getenv("RDMAMESH_FAULT"));
     print(header + io::format_table_header(o));
-    if (file) file->write_ranks(ranks);
+    if (file) {
+      file->write_ranks(ranks, all_took, all_held);
+    }
   }
   return run_job(w, o, s);
 }

@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <chrono>
 #include <random>
 
 #include <fmt/format.h>
@@ -37,6 +38,9 @@ std::uint64_t signaled_per_session(const options& o, const plan::layout& l) {
 endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& port, std::uint32_t rank,
                    std::uint32_t n_ranks, topology_ptr topo, int numa)
     : opts_(o), layout_(l), port_(port), rank_(rank), n_ranks_(n_ranks) {
+  using clock = std::chrono::steady_clock;
+  auto since = [](clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); };
+  auto t0 = clock::now();
   ctx_ = std::make_shared<verbs::context>(port_.device);
   const ibv_device_attr& da = ctx_->device_attr();
   limits_.max_qp_wr = static_cast<std::uint32_t>(da.max_qp_wr);
@@ -82,7 +86,9 @@ endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& p
                                   limits_.max_inline));
   }
   inline_size_ = plan::inline_for(o, limits_.max_inline);
+  times_.device_s = since(t0);
 
+  t0 = clock::now();
   buf_ = std::make_unique<host_buffer>(l.total_bytes(), std::move(topo), numa);
   try {
     mr_ = std::make_unique<verbs::memory_region>(pd_, buf_->data(), buf_->size(), access_flags);
@@ -96,8 +102,10 @@ endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& p
     }
     throw;
   }
-  if (l.srq_depth > 0) srq_ = std::make_shared<verbs::shared_receive_queue>(pd_, l.srq_depth);
+  times_.buffers_s = since(t0);
 
+  t0 = clock::now();
+  if (l.srq_depth > 0) srq_ = std::make_shared<verbs::shared_receive_queue>(pd_, l.srq_depth);
   std::random_device rd;
   std::mt19937 gen(rd());
   const verbs::qp_caps caps{l.window, 1, inline_size_};
@@ -107,6 +115,15 @@ endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& p
     qps_.push_back(std::move(qp));
     psns_.push_back(gen() & 0xffffff);
   }
+  times_.qps_s = since(t0);
+}
+
+endpoint_resources endpoint::resources() const {
+  return {
+      .qps = qps_.size(),
+      // what the provider allocated (it may round the request up)
+      .cq_entries = static_cast<std::uint64_t>(send_cq_->get()->cqe) + static_cast<std::uint64_t>(recv_cq_->get()->cqe),
+      .registered_bytes = buf_->size()};
 }
 
 endpoint::~endpoint() {
@@ -138,6 +155,7 @@ std::vector<conn_info> endpoint::local_infos() const {
 }
 
 void endpoint::connect(std::span<const conn_info> remote, const std::optional<fault>& injected) {
+  const auto t0 = std::chrono::steady_clock::now();
   if (remote.size() != std::size_t{n_ranks_} * layout_.qps) {
     throw std::logic_error(
         fmt::format("connect: {} infos for {} ranks x {} QPs", remote.size(), n_ranks_, layout_.qps));
@@ -175,6 +193,7 @@ void endpoint::connect(std::span<const conn_info> remote, const std::optional<fa
     if (injected && injected->what == fault::kind::rkey && injected->hits(rank_, peer)) rkey = ~rkey;
     links_.push_back({peer, lane, s, qps_[s]->get(), r.addr, rkey, r.slots, r.slot_stride});
   }
+  times_.connect_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace rdmamesh::fabric

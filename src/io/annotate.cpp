@@ -40,6 +40,10 @@ annotation annotation_for(group_kind group, std::string_view n, int rank) {
       if (n == "line_rate_bps") return {"bit/s", {"rank"}};
       if (n == "pid") return {"process id", {"rank"}};
       if (n == "mem_on_numa") return {"flag", {"rank"}};
+      if (n == "setup_s") return {"s", {"rank", "phase"}};
+      if (n == "qps") return {"QPs", {"rank"}};
+      if (n == "cq_entries") return {"CQ entries", {"rank"}};
+      if (n == "registered_bytes") return {"bytes", {"rank"}};
       if (n == "port" || n == "gid_index" || n == "node" || n == "local_rank" || n == "core" || n == "pu" ||
           n == "numa")
         return {"index", {"rank"}};

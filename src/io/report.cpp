@@ -229,6 +229,24 @@ std::string format_contention(const run_record& mesh) {
       mesh.size, to_string(mesh.contention_vs), s.min, s.median, s.max, s.pairs);
 }
 
+std::string format_setup(const stats::setup_summary& s, const stats::resource_peaks& held,
+                         std::span<const fabric::rank_info> ranks) {
+  std::vector<std::string> parts;
+  for (std::size_t p = 0; p < stats::setup_phases; ++p) {
+    parts.push_back(fmt::format("{} {:.3g}/{:.3g}", stats::setup_phase_names[p], s.phases[p].median, s.phases[p].max));
+  }
+  std::string slowest = fmt::format("rank {}", s.total.slowest);
+  if (s.total.slowest < ranks.size()) slowest += fmt::format(" ({})", fabric::text(ranks[s.total.slowest].host));
+  auto held_text = [](const stats::setup_resources& r) {
+    return fmt::format("{} QPs, {} CQ entries, {} bytes registered", r.qps, r.cq_entries,
+                       format_size(r.registered_bytes));
+  };
+  return fmt::format(
+      "# setup [s] median/max over ranks: {}; slowest {}, {:.3g} s of work\n"
+      "# resources: per rank up to {}; per node up to {}\n",
+      fmt::join(parts, "  "), slowest, s.total.max, held_text(held.rank), held_text(held.node));
+}
+
 std::vector<std::string> outlier_lines(const run_record& r, std::span<const fabric::rank_info> ranks) {
   std::vector<std::string> lines;
   if (!r.outliers) return lines;

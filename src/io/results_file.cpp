@@ -9,6 +9,7 @@
 #include <functional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "rdmamesh/io/annotate.hpp"
 #include "rdmamesh/util/error.hpp"
@@ -132,7 +133,8 @@ void results_file::write_provenance(const std::vector<std::pair<std::string, std
   flush();
 }
 
-void results_file::write_ranks(std::span<const fabric::rank_info> ranks) {
+void results_file::write_ranks(std::span<const fabric::rank_info> ranks, std::span<const stats::setup_times> setup,
+                               std::span<const stats::setup_resources> held) {
   h5::handle g = h5::create_group(file_.get(), "ranks");
   std::vector<std::string> host, device, gid, cpus, bound, fw_ver, board_id, node_guid, link_layer;
   std::vector<double> line_rate;
@@ -186,6 +188,25 @@ void results_file::write_ranks(std::span<const fabric::rank_info> ranks) {
   ints("pu", pu);
   ints("numa", numa);
   ints("mem_on_numa", mem_on_numa);
+  if (!setup.empty()) {
+    std::vector<double> flat;
+    for (const auto& r : setup) flat.insert(flat.end(), r.begin(), r.end());
+    const hsize_t d2[2] = {setup.size(), stats::setup_phases};
+    h5::write(g.get(), "setup_s", d2, std::span<const double>(flat));
+    h5::handle ds(H5Dopen2(g.get(), "setup_s", H5P_DEFAULT), H5Dclose, "H5Dopen2(/ranks/setup_s)");
+    h5::set_attr(ds.get(), "phases", fmt::format("{}", fmt::join(stats::setup_phase_names, ",")));
+  }
+  if (!held.empty()) {
+    const hsize_t dh[1] = {held.size()};
+    auto column = [&](const char* name, auto field) {
+      std::vector<std::uint64_t> v;
+      for (const auto& r : held) v.push_back(r.*field);
+      h5::write(g.get(), name, dh, std::span<const std::uint64_t>(v));
+    };
+    column("qps", &stats::setup_resources::qps);
+    column("cq_entries", &stats::setup_resources::cq_entries);
+    column("registered_bytes", &stats::setup_resources::registered_bytes);
+  }
   annotate_group(g.get(), group_kind::ranks);
   std::int32_t nodes = 0;
   for (const auto& r : ranks) nodes = std::max(nodes, r.node + 1);

@@ -302,7 +302,10 @@ TEST_CASE("every dataset says its units and matrices name their axes; the root s
       node.node = static_cast<int>(r / 2);
       ranks.push_back(fabric::make_rank_info("node" + std::to_string(r / 2), &port, nullptr, node, false));
     }
-    f.write_ranks(ranks);
+    std::vector<stats::setup_times> setup(n);
+    for (std::uint32_t r = 0; r < n; ++r) setup[r][2] = 0.5 + r;  // buffers
+    const std::vector<stats::setup_resources> held(n, {4, 512, 1 << 20});
+    f.write_ranks(ranks, setup, held);
     options o;
     o.sizes = {1024, 2048};
     io::run_record r0 = sample(n);
@@ -337,6 +340,20 @@ TEST_CASE("every dataset says its units and matrices name their axes; the root s
   CHECK(find("sweeps/mesh/tx_bw").labels == std::vector<std::string>{"size", "src", "dst"});
   CHECK(find("scaling/mesh/node_bw").labels == std::vector<std::string>{"size", "step", "node"});
   CHECK(find("ranks/line_rate_bps").units == "bit/s");
+  CHECK(find("ranks/setup_s").labels == std::vector<std::string>{"rank", "phase"});
+  CHECK(find("ranks/setup_s").units == "s");
+  CHECK(find("ranks/registered_bytes").units == "bytes");
+  {
+    std::vector<hsize_t> d;
+    const auto t = read_dataset<double>(file, "ranks/setup_s", H5T_NATIVE_DOUBLE, &d);
+    CHECK(d == std::vector<hsize_t>{n, stats::setup_phases});
+    CHECK(t[1 * stats::setup_phases + 2] == doctest::Approx(1.5));
+    hid_t ds = H5Dopen2(file, "ranks/setup_s", H5P_DEFAULT);
+    CHECK(read_string_attr(ds, "phases") == "placement,device,buffers,qps,exchange,connect,receives,barrier");
+    H5Dclose(ds);
+    const auto q = read_dataset<std::uint64_t>(file, "ranks/qps", H5T_NATIVE_UINT64, &d);
+    CHECK(q == std::vector<std::uint64_t>(n, 4));
+  }
 
   CHECK(read_string_attr(file, "kernel") == "Linux 6.1");
   CHECK(read_string_attr(file, "SLURM_JOB_ID") == "42");

@@ -44,6 +44,17 @@ def main():
         check(f.attrs["status"] == "ok", f"status is {f.attrs['status']!r}")
         check(f["ranks/hostname"].shape == (n,), f"ranks/hostname has shape {f['ranks/hostname'].shape}")
         check(all(len(h) > 0 for h in f["ranks/hostname"].asstr()[:]), "a hostname is empty")
+        # where setup went, and what every rank holds: (N-1) x q RC QPs, its CQs, its buffer
+        phases = f["ranks/setup_s"].attrs["phases"]
+        phases = (phases.decode() if isinstance(phases, bytes) else phases).split(",")
+        setup = f["ranks/setup_s"][()]
+        check(setup.shape == (n, 8) and phases[0] == "placement" and phases[-1] == "barrier",
+              f"ranks/setup_s {setup.shape} {phases}")
+        check(np.all(np.isfinite(setup) & (setup >= 0)) and np.all(setup.sum(axis=1) > 0), f"setup times {setup}")
+        q = int(f["config"].attrs["qps"])
+        check(np.all(f["ranks/qps"][()] == (n - 1) * q), f"ranks/qps {f['ranks/qps'][()]}, expected {(n - 1) * q} each")
+        check(np.all(f["ranks/cq_entries"][()] > 0) and np.all(f["ranks/registered_bytes"][()] > 0),
+              "a rank holds no CQ entries or no registered memory")
 
         runs = [f["runs"][k] for k in sorted(f["runs"].keys())]
         want_runs = len(patterns) * (len(sizes) if sizes else 1)

@@ -15,6 +15,9 @@ mesh() {
     cat "$tmp/$name.txt"; fail "$name: rdmamesh exited non-zero"; return 1
   fi
   cat "$tmp/$name.txt"
+  grep -qE "^# setup \[s\] median/max over ranks: placement .* barrier .*; slowest rank [0-9]+ \(" "$tmp/$name.txt" &&
+    grep -qE "^# resources: per rank up to [0-9]+ QPs, [0-9]+ CQ entries" "$tmp/$name.txt" ||
+    { fail "$name: the header lacks the setup or resources line"; return 1; }
   # shellcheck disable=SC2086
   "$here/check_results.py" "$tmp/$name.h5" --ranks "$np" $checks || { fail "$name: results file"; return 1; }
 }

@@ -44,6 +44,21 @@ struct device_limits {
   std::uint32_t max_inline = 0;  // probed
 };
 
+// Seconds the endpoint's own setup steps took on this rank (issue: where setup time goes).
+struct endpoint_times {
+  double device_s = 0;   // ibv_open_device, PD, CQs, inline probe
+  double buffers_s = 0;  // buffer allocation and MR registration
+  double qps_s = 0;      // QP creation and RESET -> INIT
+  double connect_s = 0;  // INIT -> RTR -> RTS
+};
+
+// What this rank holds on its device.
+struct endpoint_resources {
+  std::uint64_t qps = 0;
+  std::uint64_t cq_entries = 0;
+  std::uint64_t registered_bytes = 0;
+};
+
 class endpoint {
  public:
   // The buffer goes on NUMA node `numa` through `topo` (either may be absent).
@@ -56,6 +71,8 @@ class endpoint {
   const port_choice& port() const { return port_; }
   const device_limits& limits() const { return limits_; }
   std::uint32_t inline_size() const { return inline_size_; }  // effective threshold
+  const endpoint_times& times() const { return times_; }
+  endpoint_resources resources() const;
 
   // qps entries per rank (our own rank's left zero), for MPI_Alltoall with qps per rank.
   std::vector<conn_info> local_infos() const;
@@ -78,6 +95,7 @@ class endpoint {
   std::uint32_t n_ranks_;
   device_limits limits_;
   std::uint32_t inline_size_ = 0;
+  endpoint_times times_;
   // Declaration order is teardown order reversed: QPs go first, then SRQ, MR, CQs, PD, device.
   verbs::context_ptr ctx_;
   verbs::pd_ptr pd_;

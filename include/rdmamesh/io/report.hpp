@@ -11,6 +11,7 @@
 #include "rdmamesh/fabric/rank_info.hpp"
 #include "rdmamesh/io/run_record.hpp"
 #include "rdmamesh/stats/matrix.hpp"
+#include "rdmamesh/stats/setup.hpp"
 
 namespace rdmamesh::io {
 
@@ -27,6 +28,12 @@ std::string format_run(const options& o, const run_record& r);
 // format_run already), e.g. `# slow: rank 5 (node07, mlx5_1): its sends at 41 % and its
 // receives at 43 % of the median; 14 pairs`. Empty when every pair is within --slow.
 std::vector<std::string> outlier_lines(const run_record& r, std::span<const fabric::rank_info> ranks);
+
+// Where setup went: `# setup [s] median/max over ranks: placement 0.01/0.02 … barrier …;
+// slowest rank 3 (node07) 0.51 s` and a `# resources:` line (QPs, CQ entries, registered
+// bytes per rank and per node, whose ranks share its NIC).
+std::string format_setup(const stats::setup_summary& s, const stats::resource_peaks& held,
+                         std::span<const fabric::rank_info> ranks);
 
 // One rank's placement: host, local rank, core, CPUs, who bound it, NUMA node (and device).
 std::string format_placement(std::size_t rank, const fabric::rank_info& r, bool with_device);

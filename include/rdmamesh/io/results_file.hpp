@@ -13,6 +13,7 @@
 #include "rdmamesh/fabric/rank_info.hpp"
 #include "rdmamesh/io/h5.hpp"
 #include "rdmamesh/io/run_record.hpp"
+#include "rdmamesh/stats/setup.hpp"
 
 namespace rdmamesh::io {
 
@@ -33,7 +34,9 @@ class results_file {
   void write_config(const std::vector<std::pair<std::string, std::string>>& config);
   // Root attributes that say where and with what the job ran (library versions, kernel, Slurm).
   void write_provenance(const std::vector<std::pair<std::string, std::string>>& attrs);
-  void write_ranks(std::span<const fabric::rank_info> ranks);
+  // /ranks; with `setup` and `held` also /ranks/setup_s [N, phases] and what each rank holds.
+  void write_ranks(std::span<const fabric::rank_info> ranks, std::span<const stats::setup_times> setup = {},
+                   std::span<const stats::setup_resources> held = {});
   void write_run(const options& o, const run_record& r);
   // A mesh run's contention matrix, once the pairwise pattern it is compared with has run.
   void write_contention(const run_record& r);
