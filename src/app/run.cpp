@@ -578,7 +578,12 @@ int run(const mpi::world& w, int argc, char** argv) {
   if (code != exit_ok) return abandon_file(), code;
 
   auto& ep = s.ep;
-  code = step(w, [&] { ep = std::make_unique<fabric::endpoint>(o, layout, *port, me, n, topo, where->numa); });
+  // the ranks of this node on the same device share its limits (max_qp, max_cq, ...)
+  const auto devices_of = w.allgather_strings(port->device);
+  std::uint32_t on_device = 0;
+  for (std::uint32_t r = 0; r < n; ++r) on_device += s.node_of[r] == node.node && devices_of[r] == port->device;
+  code =
+      step(w, [&] { ep = std::make_unique<fabric::endpoint>(o, layout, *port, me, n, topo, where->numa, on_device); });
   if (code != exit_ok) return abandon_file(), code;
   took[1] = ep->times().device_s;
   took[2] = ep->times().buffers_s;

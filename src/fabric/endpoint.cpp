@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "rdmamesh/fabric/fit.hpp"
+#include "rdmamesh/fabric/rank_info.hpp"
 #include "rdmamesh/util/error.hpp"
 #include "rdmamesh/util/units.hpp"
 #include "rdmamesh/verbs/error.hpp"
@@ -36,7 +38,7 @@ std::uint64_t signaled_per_session(const options& o, const plan::layout& l) {
 }  // namespace
 
 endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& port, std::uint32_t rank,
-                   std::uint32_t n_ranks, topology_ptr topo, int numa)
+                   std::uint32_t n_ranks, topology_ptr topo, int numa, std::uint32_t ranks_on_device)
     : opts_(o), layout_(l), port_(port), rank_(rank), n_ranks_(n_ranks) {
   using clock = std::chrono::steady_clock;
   auto since = [](clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); };
@@ -51,6 +53,15 @@ endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& p
   limits_.max_mr_size = da.max_mr_size;
 
   const std::string& dev = port_.device;
+  // the whole node's demand on the device, before a PD, CQ, MR or QP exists
+  const device_caps allowed = with_test_overrides({.max_qp = static_cast<std::uint64_t>(da.max_qp),
+                                                   .max_cq = static_cast<std::uint64_t>(da.max_cq),
+                                                   .max_mr = static_cast<std::uint64_t>(da.max_mr),
+                                                   .max_pd = static_cast<std::uint64_t>(da.max_pd),
+                                                   .max_srq = static_cast<std::uint64_t>(da.max_srq)});
+  if (auto e = misfit({l.n_peers, l.qps, l.srq_depth > 0, ranks_on_device}, allowed, dev, this_host())) {
+    throw usage_error(*e);
+  }
   if (l.window > limits_.max_qp_wr) {
     throw usage_error(
         fmt::format("--tx-depth {} exceeds {}'s max_qp_wr {}; lower -t", l.window, dev, limits_.max_qp_wr));

@@ -61,9 +61,10 @@ struct endpoint_resources {
 
 class endpoint {
  public:
-  // The buffer goes on NUMA node `numa` through `topo` (either may be absent).
+  // The buffer goes on NUMA node `numa` through `topo` (either may be absent);
+  // `ranks_on_device` ranks of this node use the same device (its limits are shared).
   endpoint(const options& o, const plan::layout& l, const port_choice& port, std::uint32_t rank, std::uint32_t n_ranks,
-           topology_ptr topo = nullptr, int numa = -1);
+           topology_ptr topo = nullptr, int numa = -1, std::uint32_t ranks_on_device = 1);
   ~endpoint();
   endpoint(const endpoint&) = delete;
   endpoint& operator=(const endpoint&) = delete;
