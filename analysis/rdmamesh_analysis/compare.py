@@ -39,10 +39,13 @@ def rank_map(before, after):
 def matched_runs(before, after):
     first = {}
     for r in before.runs:
-        first.setdefault(run_key(r), r)
+        if r.retest_of < 0:  # a retest is a few pairs alone: nothing to match it with
+            first.setdefault(run_key(r), r)
     seen, out = set(), []
     for r in after.runs:
         k = run_key(r)
+        if r.retest_of >= 0:
+            continue
         if k in first and k not in seen:
             seen.add(k)
             out.append((first[k], r))

@@ -1,3 +1,4 @@
+import warnings
 """The figures of a report or a comparison, each written as a PNG; every function returns the
 numbers it drew, so that summary.md and the tests can quote the same values."""
 import matplotlib
@@ -225,8 +226,10 @@ def timeseries_figure(res, run, path, worst=4):
     t = run.data["t_s"].astype(float)
     bw = run.data["tx_bw_t"].astype(float) * GB  # [T,N,N]
     measured = run.measured()
-    mean = np.nanmean(bw, axis=0)
-    low = np.nanmin(bw, axis=0)
+    with warnings.catch_warnings():  # unmeasured pairs are all-NaN: NaN is the answer there
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = np.nanmean(bw, axis=0)
+        low = np.nanmin(bw, axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         dip = np.where(measured & (mean > 0), low / mean, np.inf)
     order = np.dstack(np.unravel_index(np.argsort(dip, axis=None), dip.shape))[0]

@@ -65,6 +65,20 @@ def build(res, outdir):
     if not str(a.get("status", "ok")).startswith(("ok",)):
         lines.append(f"the job did not end cleanly: {a.get('status')}")
     lines += [f.line(res, len(bw_runs)) for f in verdict]
+    retests = [(r, i) for r in res.retest_runs() for i in range(len(r.retest.get("src", [])))]
+    folded = {}  # (src, dst) -> [(still slow, pct, retested run)]
+    for r, i in retests:
+        t = r.retest
+        folded.setdefault((int(t["src"][i]), int(t["dst"][i])), []).append(
+            (bool(t["still_slow"][i]), float(t["pct"][i]), f"{int(r.retest_of):04d}"))
+    for (src, dst), seen in folded.items():
+        slow = [x for x in seen if x[0]]
+        pcts = [x[1] for x in seen]
+        still = len(slow) * 2 > len(seen)
+        what = "still slow alone (its link or NIC)" if still else "fine alone (contention)"
+        lines.append(f"link {res.who(src)} -> {res.who(dst)}: {what} in {len(slow) if still else len(seen) - len(slow)} "
+                     f"of {len(seen)} retest(s) (of runs {', '.join(x[2] for x in seen)}): "
+                     f"{fmt(min(pcts))}–{fmt(max(pcts))} % of the control pairs alone")
     odd = findings.odd_ones(res)
     lines += odd
     if not verdict and bw_runs:
@@ -140,6 +154,13 @@ def build(res, outdir):
         doc.table(["run", "pattern", "size", "kind", "rank", "peer", "node", "send %", "recv %", "pairs"],
                   [[r.name, r.pattern, human_size(r.size), c.kind, c.rank, c.peer, c.node, fmt(c.send_pct),
                     fmt(c.recv_pct), c.pairs] for r, c in causes])
+    if retests:
+        doc.h2("Retests: slow pairs alone")
+        doc.table(["run", "retest of", "src", "dst", "in the run Gb/s", "alone Gb/s", "% of controls alone",
+                   "verdict"],
+                  [[r.name, f"{int(r.retest_of):04d}", int(r.retest["src"][i]), int(r.retest["dst"][i]),
+                    fmt(r.retest["before_bw"][i] * 8e-9), fmt(r.retest["alone_bw"][i] * 8e-9), fmt(r.retest["pct"][i]),
+                    "still slow alone" if r.retest["still_slow"][i] else "fine alone"] for r, i in retests])
     events = [(r.name, e) for r in res.runs for e in r.data.get("events", [])]
     if events:
         doc.h2("Events")

@@ -44,9 +44,16 @@ class Run:
     slow_pct: float = float("nan")
     median_bw: float = float("nan")
 
+    retest: dict = field(default_factory=dict)  # --retest: the /retest table of a retest run
+
     @property
     def pattern(self):
         return self.attrs["pattern"]
+
+    @property
+    def retest_of(self):
+        """The run this one retests (--retest), or -1."""
+        return int(self.attrs.get("retest_of", -1))
 
     @property
     def mode(self):
@@ -116,7 +123,11 @@ class Results:
         return self.ranks["hostname"][ranks[0]] if len(ranks) else f"node {node}"
 
     def bw_runs(self):
-        return [r for r in self.runs if r.mode == "bw"]
+        """Bandwidth runs of the job's plan (retests, a few pairs alone, are apart)."""
+        return [r for r in self.runs if r.mode == "bw" and r.retest_of < 0]
+
+    def retest_runs(self):
+        return [r for r in self.runs if r.retest_of >= 0]
 
     def lat_runs(self):
         return [r for r in self.runs if r.mode == "lat"]
@@ -163,6 +174,9 @@ def load(path):
                                             peer=int(o["peer"][i]), send_pct=float(o["send_pct"][i]),
                                             recv_pct=float(o["recv_pct"][i]), pairs=int(o["pairs"][i]),
                                             text=lines[i]))
+            if "retest" in g:
+                run.retest = _read_group(g["retest"])
+                run.retest.update(_attrs(g["retest"]))
             runs.append(run)
         sweeps = {p: _read_group(g) for p, g in f.get("sweeps", {}).items()}
         scaling = {p: _read_group(g) for p, g in f.get("scaling", {}).items()}

@@ -17,8 +17,14 @@ ledger::ledger(const options& o, std::vector<std::uint32_t> steps, std::vector<s
 void ledger::add(io::run_record r) {
   std::lock_guard lock(mu_);
   if (file_) file_->write_run(o_, r);
-  dirty_.insert(r.pattern);
+  if (r.retest_of < 0) dirty_.insert(r.pattern);  // a retest is no point of a sweep
   records_.push_back(std::move(r));
+}
+
+std::optional<io::run_record> ledger::last() const {
+  std::lock_guard lock(mu_);
+  if (records_.empty()) return std::nullopt;
+  return records_.back();
 }
 
 void ledger::close_pattern(pattern_kind p) {
@@ -34,7 +40,7 @@ std::size_t ledger::runs() const {
 std::vector<const io::run_record*> ledger::finished(pattern_kind p) const {
   std::vector<const io::run_record*> out;
   for (const auto& r : records_) {
-    if (r.pattern == p && !r.interrupted) out.push_back(&r);
+    if (r.pattern == p && !r.interrupted && r.retest_of < 0) out.push_back(&r);
   }
   return out;
 }

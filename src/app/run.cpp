@@ -42,6 +42,7 @@
 #include "rdmamesh/plan/layout.hpp"
 #include "rdmamesh/plan/schedule.hpp"
 #include "rdmamesh/stats/matrix.hpp"
+#include "rdmamesh/stats/retest.hpp"
 #include "rdmamesh/stats/series.hpp"
 #include "rdmamesh/stats/setup.hpp"
 #include "rdmamesh/util/fault.hpp"
@@ -153,9 +154,16 @@ void merge_latency(rank_run& acc, engine::pingpong& eng, const plan::round_role&
 
 // Rank 0 prints the run and hands it to the ledger; every rank returns whether its own part was clean.
 // `stopped` is set when a stop request (on any rank) ended the run before its last round.
+// A retest run: the plan it runs and, on rank 0, the send bandwidth of the run it retests.
+struct retest_of {
+  std::int32_t index = -1;
+  const stats::retest_plan* plan = nullptr;
+  const stats::square<double>* before = nullptr;
+};
+
 template <class Engine>
 bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, std::uint64_t size,
-             std::uint32_t active_per_node, std::uint32_t index, bool& stopped) {
+             std::uint32_t active_per_node, std::uint32_t index, bool& stopped, const retest_of& retest = {}) {
   rank_run acc;
   acc.counters.assign(c.n, {});
   const std::uint32_t slots = std::is_same_v<Engine, engine::stream> && c.o.duration_mode()
@@ -257,8 +265,14 @@ bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, 
     }
     if (c.me == 0) {
       r.bw = stats::assemble(rows, c.n, size, receiver_sees_messages(c.o.op));
-      r.outliers = stats::find_outliers(r.bw->tx_bw, r.bw->flags, r.bw->round, c.node_of, c.o.slow_pct);
-      r.outlier_text = io::outlier_lines(r, c.ranks);
+      if (retest.plan) {  // a few pairs alone: their verdicts, not outliers among themselves
+        r.retest_of = retest.index;
+        r.retest = stats::judge_retest(*retest.plan, *retest.before, r.bw->tx_bw, c.o.slow_pct);
+        r.retest_controls = retest.plan->controls.size();
+      } else {
+        r.outliers = stats::find_outliers(r.bw->tx_bw, r.bw->flags, r.bw->round, c.node_of, c.o.slow_pct);
+        r.outlier_text = io::outlier_lines(r, c.ranks);
+      }
     }
   } else {
     const auto rows = guarded("gathering latencies",
@@ -292,6 +306,7 @@ bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, 
       // failed pairs have their own "# failed pairs:" line already
       if (r.outliers->found[i].kind != stats::outlier_kind::failed) print(r.outlier_text[i] + "\n");
     }
+    for (const auto& line : io::retest_lines(r, c.ranks)) print(line + "\n");
     print(io::format_scaling(r, c.node_of, c.nodes));
     c.book.add(std::move(r));
   }
@@ -355,6 +370,49 @@ void arm_signal_fault(const fault& f, std::uint32_t me) {
   }).detach();
 }
 
+// --retest: rank 0 picks the last run's slow pairs and a few healthy control pairs, every rank
+// learns them, and they run again, each alone, as a run of their own (`index` moves on).
+template <class Engine>
+bool retest_slow_pairs(const context& c, Engine& eng, std::uint64_t size, std::uint32_t& index, bool& stopped) {
+  if constexpr (!std::is_same_v<Engine, engine::stream>) {
+    return true;
+  } else {
+    stats::retest_plan plan;
+    std::optional<stats::square<double>> before;
+    std::string text;
+    if (c.me == 0) {
+      const auto last = c.book.last();
+      if (last && last->bw && last->retest_of < 0) {
+        // at most 2 x N slow pairs (a slow rank's row and column), 4 controls
+        plan = stats::plan_retest(last->bw->tx_bw, last->bw->flags, last->bw->round, c.o.slow_pct, 2 * c.n, 4);
+        before = last->bw->tx_bw;
+      }
+      if (!plan.slow.empty()) text = stats::encode_pairs(plan.slow) + "|" + stats::encode_pairs(plan.controls);
+    }
+    {
+      guarded_wait g(c.dog, fmt::format("rank {}: the other ranks stopped answering before a retest", c.me),
+                     c.o.timeout_s);
+      text = c.w.bcast_string(text);
+    }
+    if (text.empty()) return true;
+    const auto bar = text.find('|');
+    plan.slow = stats::decode_pairs(text.substr(0, bar));
+    plan.controls = stats::decode_pairs(text.substr(bar + 1));
+    stats::pair_list all = plan.slow;
+    all.insert(all.end(), plan.controls.begin(), plan.controls.end());
+    const plan::subset_schedule sched(plan::alone_rounds(all, c.n), c.n);
+    if (c.me == 0 && !c.o.quiet) {
+      fmt::print(stderr, "[retest] {} slow pair(s) and {} control pair(s) alone, {} rounds\n", plan.slow.size(),
+                 plan.controls.size(), sched.rounds());
+      std::fflush(stderr);
+    }
+    const retest_of what{static_cast<std::int32_t>(index - 1), &plan, before ? &*before : nullptr};
+    const bool clean = run_one(c, eng, sched, size, 0, index, stopped, what);
+    ++index;
+    return clean;
+  }
+}
+
 // Every pattern, size and --scaling step in order; false if any rank's part was not clean.
 template <class Engine>
 bool run_patterns(const context& c, const setup& s, Engine& eng, bool& stopped) {
@@ -378,6 +436,9 @@ bool run_patterns(const context& c, const setup& s, Engine& eng, bool& stopped) 
         }
         clean = run_one(c, eng, sched, size, k, index, stopped) && clean;
         ++index;
+        if (c.o.retest && !stopped && k == 0 && (pattern == pattern_kind::mesh || pattern == pattern_kind::shift)) {
+          clean = retest_slow_pairs(c, eng, size, index, stopped) && clean;
+        }
       }
     }
     if (c.me == 0 && !stopped) c.book.close_pattern(pattern);

@@ -90,6 +90,7 @@ std::vector<std::pair<std::string, std::string>> describe(const options& o) {
       {"gid-index", o.gid_index >= 0 ? fmt::format("{}", o.gid_index) : "auto"},
       {"verify", o.verify ? "yes" : "no"},
       {"quiet", o.quiet ? "yes" : "no"},
+      {"retest", o.retest ? "yes" : "no"},
       {"timeout", num(o.timeout_s)},
       {"slow", num(o.slow_pct)},
       {"output", o.output.empty() ? "-" : o.output},
@@ -193,6 +194,12 @@ void validate(const options& o) {
     throw usage_error("-b/--bidirectional applies to --pattern pairs (mesh runs every direction at once already)");
   }
   if (o.target >= 0 && !incast) throw usage_error("--target applies to --pattern incast");
+  if (o.retest && o.mode == mode_kind::lat) {
+    throw usage_error("--retest applies to --mode bw (it re-runs slow pairs of a mesh or shift run)");
+  }
+  if (o.retest && o.scaling) {
+    throw usage_error("--retest and --scaling do not mix: a step with fewer active ranks is slower by design");
+  }
   if (o.scaling && o.mode == mode_kind::lat) {
     throw usage_error("--scaling applies to --mode bw (it draws bandwidth against active ranks per node)");
   }
@@ -281,6 +288,9 @@ parse_outcome parse_command_line(int argc, const char* const* argv) {
       ->option_text("PCT")
       ->capture_default_str();
   app.add_flag("--quiet", o.quiet, "No progress lines on stderr (one per run when a job has several)");
+  app.add_flag("--retest", o.retest,
+               "After a mesh or shift run with slow pairs, run each alone (with healthy control pairs): still "
+               "slow alone means the link or NIC, fine alone means contention");
   app.add_flag("--verify", o.verify, "Fill every payload with a (src, dst, seq) pattern and check it on arrival");
   app.add_option("--timeout", o.timeout_s,
                  "Seconds without any sign of life from a peer before it is named dead or hung (not a bound on "

@@ -54,6 +54,12 @@ annotation annotation_for(group_kind group, std::string_view n, int rank) {
       if (n == "send_pct" || n == "recv_pct") return {"percent of the median pair", {"cause"}};
       if (n == "pairs") return {"pairs", {"cause"}};
       return {"index", {"cause"}};
+    case group_kind::retest:
+      if (n == "text") return {"text", {"pair"}};
+      if (n == "before_bw" || n == "alone_bw") return {"bytes/s", {"pair"}};
+      if (n == "pct") return {"percent of the control pairs' median alone", {"pair"}};
+      if (n == "still_slow") return {"flag", {"pair"}};
+      return {"index", {"pair"}};
     case group_kind::run:
       if (n == "events") return {"text", {"event"}};
       if (n == "fairness") return {"Jain's index", {"dst"}};

@@ -137,12 +137,13 @@ std::string format_run(const options& o, const run_record& r) {
       }
       fairness = num(worst, 3);
     }
-    out += fmt::format(" {:>7} {:>9} {:>6} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11} {:>8}\n",
-                       to_string(r.pattern), r.size, r.rounds, tx.pairs, tx.pairs ? gbps(tx.min) : "-",
-                       tx.pairs ? gbps(tx.median) : "-", tx.pairs ? gbps(tx.max) : "-",
-                       tx.pairs ? gbps(tx.aggregate) : "-", rx.pairs ? gbps(rx.aggregate) : "-",
+    const std::string label = r.retest_of >= 0 ? "retest" : std::string(to_string(r.pattern));
+    out += fmt::format(" {:>7} {:>9} {:>6} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11} {:>8}\n", label, r.size,
+                       r.rounds, tx.pairs, tx.pairs ? gbps(tx.min) : "-", tx.pairs ? gbps(tx.median) : "-",
+                       tx.pairs ? gbps(tx.max) : "-", tx.pairs ? gbps(tx.aggregate) : "-",
+                       rx.pairs ? gbps(rx.aggregate) : "-",
                        rate.pairs ? fmt::format("{:#.4g}", rate.aggregate / 1e6) : "-", fairness);
-    if (single_size) out += format_matrix(m.tx_bw, fmt::format("{} send bandwidth", to_string(r.pattern)));
+    if (single_size) out += format_matrix(m.tx_bw, fmt::format("{} send bandwidth", label));
     if (r.pattern == pattern_kind::incast && single_size) {
       out += format_values(stats::shares(receiver_sees_messages(o.op) ? m.rx_bw : m.tx_bw),
                            "incast share of each target's bandwidth per sender", 3);
@@ -245,6 +246,21 @@ std::string format_setup(const stats::setup_summary& s, const stats::resource_pe
       "# setup [s] median/max over ranks: {}; slowest {}, {:.3g} s of work\n"
       "# resources: per rank up to {}; per node up to {}\n",
       fmt::join(parts, "  "), slowest, s.total.max, held_text(held.rank), held_text(held.node));
+}
+
+std::vector<std::string> retest_lines(const run_record& r, std::span<const fabric::rank_info> ranks) {
+  std::vector<std::string> lines;
+  auto who = [&](std::uint32_t rank) {
+    if (rank >= ranks.size()) return fmt::format("rank {}", rank);
+    return fmt::format("rank {} ({}, {})", rank, fabric::text(ranks[rank].host), fabric::text(ranks[rank].device));
+  };
+  for (const auto& v : r.retest) {
+    lines.push_back(fmt::format(
+        "# retest of run {}: {} -> {} alone at {:.0f} % of {} control pair(s) ({:.3f} Gb/s, {:.3f} in the run): {}",
+        r.retest_of, who(v.src), who(v.dst), v.pct, r.retest_controls, to_gbps(v.alone), to_gbps(v.before),
+        v.still_slow ? "still slow alone (its link or NIC)" : "fine alone (contention)"));
+  }
+  return lines;
 }
 
 std::vector<std::string> outlier_lines(const run_record& r, std::span<const fabric::rank_info> ranks) {

@@ -302,8 +302,36 @@ void results_file::write_run(const options& o, const run_record& run) {
   }
   h5::write_strings(r, "events", run.events);
   if (run.outliers) write_outliers(r, o, run);
+  if (run.retest_of >= 0) write_retest(r, o, run);
   annotate_group(r, group_kind::run);
   flush();
+}
+
+// /runs/NNNN/retest: one row per slow pair of the run it retests (attr retest_of on the run).
+void results_file::write_retest(hid_t run_group, const options& o, const run_record& run) {
+  h5::set_attr(run_group, "retest_of", static_cast<std::int64_t>(run.retest_of));
+  h5::handle g = h5::create_group(run_group, "retest");
+  h5::set_attr(g.get(), "slow_pct", o.slow_pct);
+  h5::set_attr(g.get(), "controls", static_cast<std::int64_t>(run.retest_controls));
+  const hsize_t dims[1] = {run.retest.size()};
+  std::vector<std::int32_t> src, dst;
+  std::vector<double> before, alone, pct;
+  std::vector<std::uint8_t> still;
+  for (const auto& v : run.retest) {
+    src.push_back(static_cast<std::int32_t>(v.src));
+    dst.push_back(static_cast<std::int32_t>(v.dst));
+    before.push_back(v.before);
+    alone.push_back(v.alone);
+    pct.push_back(v.pct);
+    still.push_back(v.still_slow ? 1 : 0);
+  }
+  h5::write(g.get(), "src", dims, std::span<const std::int32_t>(src));
+  h5::write(g.get(), "dst", dims, std::span<const std::int32_t>(dst));
+  h5::write(g.get(), "before_bw", dims, std::span<const double>(before));
+  h5::write(g.get(), "alone_bw", dims, std::span<const double>(alone));
+  h5::write(g.get(), "pct", dims, std::span<const double>(pct));
+  h5::write(g.get(), "still_slow", dims, std::span<const std::uint8_t>(still));
+  annotate_group(g.get(), group_kind::retest);
 }
 
 // /runs/NNNN/outliers: one row per cause, as parallel datasets, and the console's lines.

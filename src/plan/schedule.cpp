@@ -107,12 +107,55 @@ subset_schedule::subset_schedule(pattern_kind p, std::vector<std::uint32_t> memb
   for (std::size_t i = 0; i < members_.size(); ++i) index_[members_[i]] = static_cast<int>(i);
 }
 
+subset_schedule::subset_schedule(std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> rounds,
+                                 std::uint32_t n_total)
+    : index_(n_total, -1), inner_(pattern_kind::pairs, 2), listed_(std::move(rounds)) {
+  for (const auto& round : listed_) {
+    for (const auto& [a, b] : round) {
+      for (auto r : {a, b}) {
+        if (r < n_total && index_[r] < 0) {
+          index_[r] = static_cast<int>(members_.size());
+          members_.push_back(r);
+        }
+      }
+    }
+  }
+  std::sort(members_.begin(), members_.end());
+}
+
 round_role subset_schedule::role(std::uint32_t round, std::uint32_t rank) const {
+  if (!listed_.empty()) {
+    round_role r;
+    if (round >= listed_.size()) return r;
+    for (const auto& [a, b] : listed_[round]) {
+      if (a == rank) r.send_to.push_back(b);
+      if (b == rank) r.recv_from.push_back(a);
+    }
+    return r;
+  }
   if (rank >= index_.size() || index_[rank] < 0) return {};
   round_role r = inner_.role(round, static_cast<std::uint32_t>(index_[rank]));
   for (auto& p : r.send_to) p = members_[p];
   for (auto& p : r.recv_from) p = members_[p];
   return r;
+}
+
+std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> alone_rounds(
+    std::span<const std::pair<std::uint32_t, std::uint32_t>> pairs, std::uint32_t n) {
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> rounds;
+  std::vector<std::vector<bool>> busy;  // [round][rank]
+  for (const auto& [a, b] : pairs) {
+    if (a >= n || b >= n || a == b) continue;
+    std::size_t k = 0;
+    while (k < rounds.size() && (busy[k][a] || busy[k][b])) ++k;
+    if (k == rounds.size()) {
+      rounds.emplace_back();
+      busy.emplace_back(n, false);
+    }
+    rounds[k].emplace_back(a, b);
+    busy[k][a] = busy[k][b] = true;
+  }
+  return rounds;
 }
 
 std::vector<std::uint32_t> active_ranks(std::span<const std::uint32_t> local_rank_of, std::uint32_t per_node) {

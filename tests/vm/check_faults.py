@@ -9,6 +9,8 @@
   check_faults.py FILE long ITERS TIMEOUT         complete, every active pair moved exactly ITERS messages, and
                                                   each took over 2 x TIMEOUT (else the test proves nothing)
   check_faults.py FILE outlier KIND RANK PEER      exactly one outlier: KIND (rank, link) naming RANK (and PEER)
+  check_faults.py FILE retest PAIRS [MIN]         run 0001 retests run 0000: its /retest table holds at least MIN
+                                                  (default all) of PAIRS (SRC:DST,...) and nothing else, all still slow alone
   check_faults.py FILE cut-sweep MIN_RUNS TEXT    complete=0, status 'incomplete: ...TEXT...', at least MIN_RUNS
                                                   runs kept, /sweeps holds exactly the finished runs' sizes
 """
@@ -109,6 +111,23 @@ def main():
                 check(int(g["rank"][0]) == rank and int(g["peer"][0]) == peer,
                       f"outlier names rank {g['rank'][0]} peer {g['peer'][0]}, expected {rank} {peer}")
                 check(0 < float(g["send_pct"][0]) < float(g.attrs["slow_pct"]), f"send_pct {g['send_pct'][0]}")
+        elif what == "retest":
+            want = {tuple(int(x) for x in p.split(":")) for p in args[0].split(",")}
+            check(len(runs) == 2, f"{len(runs)} runs, expected the run and its retest")
+            if len(runs) == 2:
+                r = runs[1]
+                check(int(r.attrs.get("retest_of", -1)) == 0, f"run 0001 retest_of {r.attrs.get('retest_of')}")
+                check("retest" in r and "retest_of" not in runs[0].attrs, "no /runs/0001/retest or run 0000 marked")
+                if "retest" in r:
+                    g = r["retest"]
+                    got = {(int(a), int(b)): int(v) for a, b, v in zip(g["src"][:], g["dst"][:], g["still_slow"][:])}
+                    least = int(args[1]) if len(args) > 1 else len(want)
+                    check(set(got) <= want and len(got) >= least,
+                          f"retested pairs {sorted(got)}, expected at least {least} of {sorted(want)}")
+                    check(all(v == 1 for v in got.values()), f"not still slow alone: {got}")
+                    check(int(g.attrs["controls"]) >= 1, "no control pairs")
+                    check(np.all(g["pct"][:] < float(g.attrs["slow_pct"])), f"pct {g['pct'][:]}")
+                    check(np.all(g["alone_bw"][:] > 0), "a retested pair measured nothing alone")
         elif what == "cut-sweep":
             min_runs, text = int(args[0]), args[1]
             check(int(f.attrs["complete"]) == 0, "complete is 1 after a failure")

@@ -83,7 +83,7 @@ def report(a):
     t = tables(md)
     with h5py.File(a.file, "r") as f:
         runs = {k: f["runs"][k] for k in f["runs"]}
-        bw = {k: g for k, g in runs.items() if g.attrs["mode"] == "bw"}
+        bw = {k: g for k, g in runs.items() if g.attrs["mode"] == "bw" and "retest_of" not in g.attrs}
         rows = next((r for h, r in t.items() if h[0] == "run" and "median Gb/s" in h), [])
         check(len(rows) == len(bw), f"bandwidth table has {len(rows)} rows, the file {len(bw)} bw runs")
         for row in rows:
@@ -99,6 +99,20 @@ def report(a):
             close(row[7], np.nanmax(v), f"run {row[0]} max")
             k = len(g["outliers/kind"]) if "outliers" in g else 0
             check(int(row[10]) == k, f"run {row[0]}: {row[10]} causes, the file {k}")
+        # --retest: one verdict line per retested pair, as most of its retests in the file say
+        folded = {}
+        for g in runs.values():
+            if "retest" in g:
+                t = g["retest"]
+                for a_, b_, v_ in zip(t["src"][:], t["dst"][:], t["still_slow"][:]):
+                    folded.setdefault((int(a_), int(b_)), []).append(int(v_))
+        said = [x for x in verdict_lines(md) if re.match(r"link rank \d+ .* alone", x)]
+        check(len(said) == len(folded), f"{len(said)} retest verdicts, the file retested {len(folded)} pairs")
+        for x in said:
+            m = re.match(r"link rank (\d+) \(.*?\) -> rank (\d+) \(.*?\): (still slow|fine) alone", x)
+            v = folded.get((int(m.group(1)), int(m.group(2)))) if m else None
+            check(v is not None and (m.group(3) == "still slow") == (2 * sum(v) > len(v)),
+                  f"retest verdict {x!r} does not match the file's {v}")
         lat = [g for g in runs.values() if g.attrs["mode"] == "lat"]
         lrows = next((r for h, r in t.items() if h[0] == "pattern" and "p50 µs" in h), [])
         check(len(lrows) == len(lat), f"latency table has {len(lrows)} rows, the file {len(lat)} lat runs")
@@ -154,10 +168,17 @@ def series(a):
                     check(np.isnan(series_).all(), f"run {g.name}: rx series where the receiver cannot see")
                     continue
                 mm = m & np.isfinite(g[name[:-2]][()])  # 0 s measured: no figure, no series
-                check(not np.isnan(series_[:, mm]).any(), f"run {g.name}: {name} has gaps on measured pairs")
+                # a rank starved when its window opened starts its grid late: its last slots,
+                # past its window's end, stay NaN. No gap inside, and the bytes add up
+                fin = np.isfinite(series_)
+                lead = np.cumsum(fin[::-1], axis=0)[::-1] > 0  # a finite slot at or after this one
+                check(not (lead & ~fin)[:, mm].any() and fin[0][mm].all(),
+                      f"run {g.name}: {name} has gaps on measured pairs")
+                full = fin[:, mm].all(axis=0)  # pairs whose window spanned every slot
                 moved = np.nansum(series_ * width[:, None, None], axis=0)
                 want = g[total][()].astype(float)
                 ok = np.abs(moved[mm] - want[mm]) <= 0.05 * want[mm] + 2 * int(g.attrs["size"]) * 100
+                ok |= ~full & (moved[mm] <= 1.05 * want[mm] + 2 * int(g.attrs["size"]) * 100)
                 check(ok.all(), f"run {g.name}: {name} sums to {moved[mm][~ok]} bytes, {total} says {want[mm][~ok]}")
                 check(np.isnan(series_[:, ~m & ~np.eye(n, dtype=bool)]).all() and
                       np.isnan(series_[:, np.eye(n, dtype=bool)]).all(), f"run {g.name}: {name} outside measured pairs")
@@ -168,7 +189,8 @@ def compare(a):
     t = tables(md)
     rows = next((r for h, r in t.items() if h[0] == "run" and "median ratio" in h), [])
     with h5py.File(a.before, "r") as fb, h5py.File(a.after, "r") as fa:
-        check(len(rows) == len(fa["runs"]), f"{len(rows)} matched runs, {len(fa['runs'])} in the file")
+        planned = [k for k in fa["runs"] if "retest_of" not in fa["runs"][k].attrs]  # retests match nothing
+        check(len(rows) == len(planned), f"{len(rows)} matched runs, {len(planned)} in the file")
         for row in rows:
             gb, ga = fb["runs"][row[0]], fa["runs"][row[0]]  # the two jobs ran the same runs in order
             ok = measured(ga) & measured(gb) & np.isfinite(ga["tx_bw"][()]) & np.isfinite(gb["tx_bw"][()])
@@ -179,9 +201,11 @@ def compare(a):
                                                                       f"the files {np.nanmedian(ratio):.3f}")
     v = verdict_lines(md)
     causes = [x for x in v if re.match(r"(rank|node|link) ", x)]
-    m = re.match(rf"rank {a.slow_rank} \(.*?\): slower in (\d+) of (\d+) matched runs", causes[0]) if causes else None
-    check(bool(m) and int(m.group(2)) == len(rows) and 2 * int(m.group(1)) >= len(rows),
-          f"the first cause is not rank {a.slow_rank} slower in most runs: {causes[:1]}")
+    # among the causes, not necessarily first: on a starved machine the clean run itself can
+    # have a slow rank, which then shows as "faster" in every run, an honest finding too
+    found = [re.match(rf"rank {a.slow_rank} \(.*?\): slower in (\d+) of (\d+) matched runs", x) for x in causes]
+    check(any(m and int(m.group(2)) == len(rows) and 2 * int(m.group(1)) >= len(rows) for m in found),
+          f"no cause names rank {a.slow_rank} slower in most runs: {causes}")
     for p in os.listdir(a.dir):
         if p.endswith(".png"):
             check(png_ok(os.path.join(a.dir, p)), f"{p} is not a drawn PNG")

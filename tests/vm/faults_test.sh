@@ -69,19 +69,28 @@ launch sigterm term:4:1 -- -np 4 "$bin" --sizes 4K,64K -D 6 --warmup 0.5 -o "$tm
 # Slow pairs are named by their smallest cause: one held-back pair as a link, a rank holding
 # back everything it sends as the rank (not as its three pairs). Held back to 30 %, judged at
 # --slow 60: far from the injected rate and from the VM's own noise between pairs.
-launch slow-link 'slow:1:3:30' -- -np 4 "$bin" -s 64K -D 3 --slow 60 -o "$tmp/slow-link.h5"
+launch slow-link 'slow:1:3:30' -- -np 4 "$bin" -s 64K -D 3 --slow 60 --retest -o "$tmp/slow-link.h5"
 [ "$rc" = 0 ] || fail "slow-link: exit $rc, expected 0 (slow is not failed)"
 [ "$(grep -c '^# slow: ' "$tmp/slow-link.txt")" = 1 ] || fail "slow-link: expected exactly one '# slow:' line"
 grep -q "^# slow: link rank 1 (softroce-vm, rxe0) -> rank 3 (softroce-vm, rxe0) at [0-9]* % of the median$" \
   "$tmp/slow-link.txt" || fail "slow-link: the slow link is not named"
 "$check" "$tmp/slow-link.h5" outlier link 1 3 || fail "slow-link: results file"
+# --retest: the pair goes again alone beside healthy control pairs, and stays slow
+[ "$(grep -c '^# retest of run 0: ' "$tmp/slow-link.txt")" = 1 ] || fail "slow-link: expected one retest line"
+grep -qE "^# retest of run 0: rank 1 \(softroce-vm, rxe0\) -> rank 3 \(softroce-vm, rxe0\) alone at [0-9]+ % of [1-4] control pair\(s\) .*: still slow alone \(its link or NIC\)$" \
+  "$tmp/slow-link.txt" || fail "slow-link: the retest does not say still slow alone"
+"$check" "$tmp/slow-link.h5" retest 1:3 || fail "slow-link: retest in the results file"
 
-launch slow-rank 'slow:2:*:30' -- -np 4 "$bin" -s 64K -D 3 --slow 60 -o "$tmp/slow-rank.h5"
+launch slow-rank 'slow:2:*:30' -- -np 4 "$bin" -s 64K -D 3 --slow 60 --retest -o "$tmp/slow-rank.h5"
 [ "$rc" = 0 ] || fail "slow-rank: exit $rc, expected 0 (slow is not failed)"
 [ "$(grep -c '^# slow: ' "$tmp/slow-rank.txt")" = 1 ] || fail "slow-rank: expected exactly one '# slow:' line"
 grep -qE "^# slow: rank 2 \(softroce-vm, rxe0\): its sends at [0-9]+ % of the median; [23] pairs$" "$tmp/slow-rank.txt" ||
   fail "slow-rank: the slow rank is not named as a rank"
 "$check" "$tmp/slow-rank.h5" outlier rank 2 -1 || fail "slow-rank: results file"
+# the pairs named under the rank (2 or 3 of its sends, as the '# slow:' line says) go again
+grep -qE "^# slow: rank 2 .*; $(grep -cE '^# retest of run 0: rank 2 .* still slow alone \(its link or NIC\)$' "$tmp/slow-rank.txt") pairs$" \
+  "$tmp/slow-rank.txt" || fail "slow-rank: a retest line per slow send of rank 2, each still slow alone"
+"$check" "$tmp/slow-rank.h5" retest 2:0,2:1,2:3 2 || fail "slow-rank: retest in the results file"
 
 # A round far longer than --timeout is not a dead peer: one-sided WRITEs (the receiver sees
 # no completion at all), 2 ranks, each direction's round over 2 x --timeout. Exit 0, exact counts.

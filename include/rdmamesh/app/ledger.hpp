@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -33,6 +34,7 @@ class ledger {
   void abandon(const std::string& status) noexcept;
 
   std::size_t runs() const;
+  std::optional<io::run_record> last() const;  // a copy of the latest run, if any
 
  private:
   void derive(pattern_kind p);  // (re)writes p's sweep or scaling group from its finished runs

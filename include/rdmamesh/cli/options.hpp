@@ -54,8 +54,9 @@ struct options {
   bool force = false;                                      // overwrite output
   bool verify = false;                                     // check every payload
   bool quiet = false;                                      // no progress lines on stderr
-  double timeout_s = 30.0;                                 // silence after which a peer is named dead or hung
-  double slow_pct = 90.0;                                  // a pair below this % of the median pair is slow
+  bool retest = false;      // slow pairs of a mesh or shift run go again alone, with control pairs
+  double timeout_s = 30.0;  // silence after which a peer is named dead or hung
+  double slow_pct = 90.0;   // a pair below this % of the median pair is slow
 
   bool duration_mode() const { return iters == 0; }
   std::uint64_t max_size() const;

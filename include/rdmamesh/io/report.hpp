@@ -35,6 +35,11 @@ std::vector<std::string> outlier_lines(const run_record& r, std::span<const fabr
 std::string format_setup(const stats::setup_summary& s, const stats::resource_peaks& held,
                          std::span<const fabric::rank_info> ranks);
 
+// --retest: one `# retest:` line per slow pair of the retested run, e.g. `# retest of run 0:
+// rank 2 (n3, rxe0) -> rank 0 (n1, rxe0) alone at 31 % of 4 control pairs: still slow alone
+// (its link or NIC)`. Empty for other runs.
+std::vector<std::string> retest_lines(const run_record& r, std::span<const fabric::rank_info> ranks);
+
 // One rank's placement: host, local rank, core, CPUs, who bound it, NUMA node (and device).
 std::string format_placement(std::size_t rank, const fabric::rank_info& r, bool with_device);
 

@@ -53,6 +53,7 @@ class results_file {
   const std::string& path() const { return path_; }
 
  private:
+  void write_retest(hid_t run_group, const options& o, const run_record& run);
   void write_outliers(hid_t run_group, const options& o, const run_record& run);
 
   std::string path_;

@@ -11,6 +11,7 @@
 #include "rdmamesh/stats/histogram.hpp"
 #include "rdmamesh/stats/matrix.hpp"
 #include "rdmamesh/stats/outliers.hpp"
+#include "rdmamesh/stats/retest.hpp"
 
 namespace rdmamesh::io {
 
@@ -38,6 +39,11 @@ struct run_record {
   std::uint32_t slots = 0;
   double interval_s = 0;
   std::vector<double> tx_bw_t, rx_bw_t;
+
+  // --retest: this run re-ran run `retest_of`'s slow pairs alone (and control pairs); -1 otherwise
+  std::int32_t retest_of = -1;
+  std::vector<stats::retest_verdict> retest;
+  std::size_t retest_controls = 0;
 
   // mesh run, when a pairwise pattern (pairs or shift) ran at the same size: mesh / pairwise
   std::optional<stats::square<double>> contention;

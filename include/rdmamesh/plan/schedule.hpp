@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "rdmamesh/cli/options.hpp"
@@ -50,8 +51,12 @@ class subset_schedule {
  public:
   subset_schedule(pattern_kind p, std::vector<std::uint32_t> members, std::uint32_t n_total, bool bidirectional = false,
                   int target = -1);
+  // --retest: listed rounds of ordered (source, destination) pairs, a pairs pattern.
+  subset_schedule(std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> rounds, std::uint32_t n_total);
   pattern_kind pattern() const { return inner_.pattern(); }
-  std::uint32_t rounds() const { return inner_.rounds(); }
+  std::uint32_t rounds() const {
+    return listed_.empty() ? inner_.rounds() : static_cast<std::uint32_t>(listed_.size());
+  }
   const std::vector<std::uint32_t>& members() const { return members_; }
   round_role role(std::uint32_t round, std::uint32_t rank) const;
 
@@ -60,7 +65,13 @@ class subset_schedule {
   std::vector<std::uint32_t> members_;
   std::vector<int> index_;  // rank -> virtual rank, -1 for non-members
   schedule inner_;
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> listed_;
 };
+
+// --retest: rounds in which each pair runs alone (no rank in two pairs of a round, either
+// way), greedily in the order given; pairs naming a rank outside [0, n) are dropped.
+std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> alone_rounds(
+    std::span<const std::pair<std::uint32_t, std::uint32_t>> pairs, std::uint32_t n);
 
 // --scaling: active ranks per node at each step: 1, 2, 4 ... up to the most ranks any node has
 // (that number last even when not a power of two); steps that leave fewer than two ranks active

@@ -1,0 +1,45 @@
+// --retest: is a slow pair slow alone (its link or NIC), or only in company (contention)?
+// The slow pairs of a mesh or shift run go again, each alone, beside a few healthy pairs of the
+// same run as controls measured the same way; a pair is still slow when it reaches less than
+// --slow % of the controls' median alone.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rdmamesh/stats/matrix.hpp"
+
+namespace rdmamesh::stats {
+
+using pair_list = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
+
+struct retest_plan {
+  pair_list slow;      // slowest first
+  pair_list controls;  // the measured pairs nearest the run's median
+};
+
+// From a run's send bandwidth: the measured, unfailed pairs below `slow_pct` % of the median
+// pair (at most `max_slow`, slowest first) and up to `controls` pairs nearest the median that
+// share no rank with a slow pair where possible. Empty `slow` when nothing is slow.
+retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& flags, const square<std::int32_t>& round,
+                        double slow_pct, std::size_t max_slow, std::size_t controls);
+
+struct retest_verdict {
+  std::uint32_t src = 0, dst = 0;
+  double before = 0;  // bytes/s in the run retested
+  double alone = 0;   // bytes/s alone
+  double pct = 0;     // alone, as % of the controls' median alone (NaN: no control measured)
+  bool still_slow = false;
+};
+
+// The verdict of every slow pair from the retest run's send bandwidth.
+std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<double>& before,
+                                         const square<double>& alone, double slow_pct);
+
+// "a,b;c,d" and back: how rank 0 hands the plan to every rank.
+std::string encode_pairs(const pair_list& pairs);
+pair_list decode_pairs(const std::string& text);
+
+}  // namespace rdmamesh::stats

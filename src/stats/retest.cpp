@@ -1,0 +1,100 @@
+#include "rdmamesh/stats/retest.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace rdmamesh::stats {
+namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+}  // namespace
+
+retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& flags, const square<std::int32_t>& round,
+                        double slow_pct, std::size_t max_slow, std::size_t controls) {
+  struct entry {
+    double v;
+    std::uint32_t a, b;
+  };
+  std::vector<entry> measured;
+  for (std::uint32_t a = 0; a < bw.n; ++a) {
+    for (std::uint32_t b = 0; b < bw.n; ++b) {
+      if (a == b || round.at(a, b) < 0 || flags.at(a, b) != 0 || !std::isfinite(bw.at(a, b))) continue;
+      measured.push_back({bw.at(a, b), a, b});
+    }
+  }
+  retest_plan plan;
+  std::vector<double> values;
+  for (const auto& e : measured) values.push_back(e.v);
+  const double median = median_of(values);
+  if (!(median > 0)) return plan;
+  std::vector<entry> slow, fine;
+  for (const auto& e : measured) (e.v < median * slow_pct / 100 ? slow : fine).push_back(e);
+  std::sort(slow.begin(), slow.end(), [](const entry& x, const entry& y) { return x.v < y.v; });
+  if (slow.size() > max_slow) slow.resize(max_slow);
+  std::vector<std::uint32_t> involved(bw.n, 0);  // slow pairs each rank is in
+  for (const auto& e : slow) {
+    plan.slow.emplace_back(e.a, e.b);
+    ++involved[e.a];
+    ++involved[e.b];
+  }
+  if (plan.slow.empty()) return plan;
+  // controls: nearest the median, away from the ranks the slow pairs share most (a slow NIC
+  // would make a control slow too)
+  std::stable_sort(fine.begin(), fine.end(),
+                   [&](const entry& x, const entry& y) { return std::abs(x.v - median) < std::abs(y.v - median); });
+  std::stable_sort(fine.begin(), fine.end(), [&](const entry& x, const entry& y) {
+    return involved[x.a] + involved[x.b] < involved[y.a] + involved[y.b];
+  });
+  for (std::size_t i = 0; i < fine.size() && plan.controls.size() < controls; ++i) {
+    plan.controls.emplace_back(fine[i].a, fine[i].b);
+  }
+  return plan;
+}
+
+std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<double>& before,
+                                         const square<double>& alone, double slow_pct) {
+  std::vector<double> ctl;
+  for (const auto& [a, b] : plan.controls) {
+    if (std::isfinite(alone.at(a, b)) && alone.at(a, b) > 0) ctl.push_back(alone.at(a, b));
+  }
+  const double reference = median_of(ctl);
+  std::vector<retest_verdict> out;
+  for (const auto& [a, b] : plan.slow) {
+    retest_verdict v{.src = a, .dst = b, .before = before.at(a, b), .alone = alone.at(a, b)};
+    v.pct = reference > 0 ? 100 * v.alone / reference : std::numeric_limits<double>::quiet_NaN();
+    v.still_slow = !(v.pct >= slow_pct);  // unmeasured alone counts as slow: it did not recover
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::string encode_pairs(const pair_list& pairs) {
+  std::string out;
+  for (const auto& [a, b] : pairs) out += fmt::format("{}{},{}", out.empty() ? "" : ";", a, b);
+  return out;
+}
+
+pair_list decode_pairs(const std::string& text) {
+  pair_list out;
+  std::istringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ';')) {
+    const auto comma = item.find(',');
+    if (comma == std::string::npos) continue;
+    out.emplace_back(static_cast<std::uint32_t>(std::stoul(item.substr(0, comma))),
+                     static_cast<std::uint32_t>(std::stoul(item.substr(comma + 1))));
+  }
+  return out;
+}
+
+}  // namespace rdmamesh::stats

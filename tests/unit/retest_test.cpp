@@ -1,0 +1,95 @@
+// --retest: which pairs go again, how they are packed so each runs alone, and the verdict.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <set>
+
+#include "rdmamesh/plan/schedule.hpp"
+#include "rdmamesh/stats/retest.hpp"
+
+using namespace rdmamesh;
+
+namespace {
+struct run_matrices3 {
+  stats::square<double> bw{4, 0};
+  stats::square<std::uint8_t> flags{4, 0};
+  stats::square<std::int32_t> round{4, 0};
+};
+run_matrices3 mesh4(double slow_row_value) {
+  run_matrices3 m;
+  for (std::uint32_t a = 0; a < 4; ++a) {
+    for (std::uint32_t b = 0; b < 4; ++b) m.bw.at(a, b) = a == b ? NAN : (a == 2 ? slow_row_value : 100.0 + a + b);
+  }
+  return m;
+}
+}  // namespace
+
+TEST_CASE("alone rounds: no rank in two pairs of a round, every pair once, in order") {
+  const stats::pair_list pairs{{2, 0}, {2, 1}, {2, 3}, {0, 1}, {1, 3}, {0, 3}, {9, 1}, {1, 1}};
+  const auto rounds = plan::alone_rounds(pairs, 4);
+  std::set<std::pair<std::uint32_t, std::uint32_t>> seen;
+  for (const auto& round : rounds) {
+    std::set<std::uint32_t> busy;
+    for (const auto& [a, b] : round) {
+      CHECK(busy.insert(a).second);
+      CHECK(busy.insert(b).second);
+      CHECK(seen.insert({a, b}).second);
+    }
+  }
+  CHECK(seen.size() == 6);  // (9,1) is outside the job and (1,1) no pair: dropped
+  CHECK(rounds[0].front() == std::pair<std::uint32_t, std::uint32_t>{2, 0});
+  // the listed schedule plays exactly those roles
+  const plan::subset_schedule sched(rounds, 4);
+  CHECK(sched.rounds() == rounds.size());
+  CHECK(sched.pattern() == pattern_kind::pairs);
+  const auto r2 = sched.role(0, 2);
+  CHECK(r2.send_to == std::vector<std::uint32_t>{0});
+  CHECK(sched.role(0, 0).recv_from == std::vector<std::uint32_t>{2});
+}
+
+TEST_CASE("plan: a slow rank's sends go again, slowest first, with controls clear of that rank") {
+  auto m = mesh4(30);
+  m.bw.at(2, 1) = 20;
+  m.flags.at(0, 3) = 1;  // failed pairs are no retest: their events say why
+  const auto p = stats::plan_retest(m.bw, m.flags, m.round, 90, 8, 2);
+  REQUIRE(p.slow.size() == 3);
+  CHECK(p.slow[0] == std::pair<std::uint32_t, std::uint32_t>{2, 1});
+  for (const auto& [a, b] : p.slow) CHECK(a == 2);
+  REQUIRE(p.controls.size() == 2);
+  for (const auto& [a, b] : p.controls) {
+    CHECK(a != 2);
+    CHECK(b != 2);
+    CHECK_FALSE((a == 0 && b == 3));
+  }
+  CHECK(stats::plan_retest(mesh4(100).bw, m.flags, m.round, 90, 8, 2).slow.empty());
+  CHECK(stats::plan_retest(m.bw, m.flags, m.round, 90, 1, 2).slow.size() == 1);
+}
+
+TEST_CASE("verdict: still slow alone below --slow % of the controls alone, fine alone above") {
+  const auto before = mesh4(30);
+  stats::retest_plan p;
+  p.slow = {{2, 0}, {2, 1}};
+  p.controls = {{0, 1}, {1, 3}, {3, 0}};
+  stats::square<double> alone(4, NAN);
+  alone.at(0, 1) = 400;
+  alone.at(1, 3) = 420;
+  alone.at(3, 0) = 380;
+  alone.at(2, 0) = 120;  // 30 % of 400: the link or NIC
+  alone.at(2, 1) = 396;  // 99 %: it was contention
+  const auto v = stats::judge_retest(p, before.bw, alone, 90);
+  REQUIRE(v.size() == 2);
+  CHECK(v[0].pct == doctest::Approx(30));
+  CHECK(v[0].still_slow);
+  CHECK(v[0].before == doctest::Approx(30));
+  CHECK(v[1].pct == doctest::Approx(99));
+  CHECK_FALSE(v[1].still_slow);
+  // no control measured: no verdict of health
+  p.controls.clear();
+  CHECK(stats::judge_retest(p, before.bw, alone, 90)[1].still_slow);
+}
+
+TEST_CASE("pairs travel as text between ranks unchanged") {
+  const stats::pair_list pairs{{0, 1}, {65535, 7}, {3, 2}};
+  CHECK(stats::decode_pairs(stats::encode_pairs(pairs)) == pairs);
+  CHECK(stats::decode_pairs("").empty());
+}
