@@ -134,7 +134,7 @@ def build(before, after, outdir, threshold):
         found += [(label, "slower", c) for c in slower] + [(label, "faster", c) for c in faster]
         bw_b = b_run.pair_bw()[np.ix_(perm, perm)][ok] * figures.GB
         bw_a = a_run.pair_bw()[ok] * figures.GB
-        table.append([a_run.name, a_run.pattern, human_size(a_run.size), int(ok.sum()), f"{np.median(bw_b):.3g}",
+        table.append([b_run.name, a_run.name, a_run.pattern, human_size(a_run.size), int(ok.sum()), f"{np.median(bw_b):.3g}",
                       f"{np.median(bw_a):.3g}", f"{job:.2f}", f"{v.min():.2f}", f"{v.max():.2f}",
                       int((ok & (rel < lo)).sum()), int((ok & (rel > hi)).sum())])
         for a, b in zip(*np.nonzero(ok & ((rel < lo) | (rel > hi)))):
@@ -157,7 +157,7 @@ def build(before, after, outdir, threshold):
     doc.items(verdict, strong=True)
     if table:
         doc.h2("Matched bandwidth runs")
-        doc.table(["run", "pattern", "size", "pairs", "median before Gb/s", "median after Gb/s", "median ratio",
+        doc.table(["run before", "run after", "pattern", "size", "pairs", "median before Gb/s", "median after Gb/s", "median ratio",
                    "min ratio", "max ratio", "slower", "faster"], table)
         for path, caption in images:
             doc.image(path, caption)
