@@ -98,6 +98,8 @@ struct context {
   std::uint32_t nodes;
   watchdog& dog;
   liveness& live;
+  fabric::endpoint& ep;
+  const std::optional<fault>& injected;
   // a peer fell silent during a round: report, make sure rank 0 records why, exit
   std::function<void(const std::string&, const std::optional<liveness::verdict>&, const std::vector<std::uint32_t>&)>
       give_up;
@@ -161,6 +163,31 @@ struct retest_of {
   const stats::square<double>* before = nullptr;
 };
 
+// --connect round: QPs for this round's partners, their infos swapped with those partners only
+// (O(q) records, never N), then RTR/RTS. A failure is one line per session; the pair fails,
+// the job goes on. Every partner takes part in the swap, whatever failed on its side.
+template <class Guarded>
+std::vector<std::string> connect_round(const context& c, const plan::round_role& role, Guarded& guarded) {
+  std::vector<std::uint32_t> partners = role.send_to;
+  partners.insert(partners.end(), role.recv_from.begin(), role.recv_from.end());
+  std::sort(partners.begin(), partners.end());
+  partners.erase(std::unique(partners.begin(), partners.end()), partners.end());
+  std::vector<std::string> failed;
+  std::vector<fabric::conn_info> mine;
+  try {
+    mine = c.ep.round_infos(partners);
+  } catch (const std::exception& e) {
+    failed.push_back(fmt::format("rank {}: making QPs for the round failed: {}", c.me, e.what()));
+    mine.assign(partners.size() * c.o.qps, fabric::conn_info{});  // the partners see a bad record and say so
+  }
+  const auto theirs = guarded("exchanging a round's connections with its partners", [&] {
+    return c.w.exchange_with(std::span<const std::uint32_t>(partners), std::span<const fabric::conn_info>(mine),
+                             c.o.qps);
+  });
+  if (failed.empty()) failed = c.ep.connect_round(partners, theirs, c.injected);
+  return failed;
+}
+
 template <class Engine>
 bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, std::uint64_t size,
              std::uint32_t active_per_node, std::uint32_t index, bool& stopped, const retest_of& retest = {}) {
@@ -185,8 +212,15 @@ bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, 
     c.give_up(stuck_line(c, v, eng.base().suspects(), what), v, eng.base().suspects());
   };
   std::uint32_t rounds_done = 0;
+  double connect_s = 0;  // --connect round: this rank's time re-targeting QPs, outside every interval
   for (std::uint32_t round = 0; round < sched.rounds(); ++round) {
     const plan::round_role role = sched.role(round, c.me);
+    if (c.o.connect == connect_kind::round) {
+      const auto t0 = engine::clock::now();
+      for (auto& e : connect_round(c, role, guarded)) acc.events.push_back(std::move(e));
+      eng.relink(c.ep.sessions());
+      connect_s += std::chrono::duration<double>(engine::clock::now() - t0).count();
+    }
     eng.begin_round(size, role);
     guarded("starting a round", [&] {
       c.w.barrier();
@@ -234,6 +268,9 @@ bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, 
   if (active_per_node > 0) {
     r.active.assign(c.n, 0);
     for (auto m : sched.members()) r.active[m] = 1;
+  }
+  if (c.o.connect == connect_kind::round) {
+    r.round_connect_s = guarded("gathering connect times", [&] { return c.w.max(connect_s); });
   }
   r.cq_mod = plan::cq_mod_for(c.o, size, c.window);
   r.inline_size = (c.o.op != op_kind::read && size <= c.inline_size) ? c.inline_size : 0;
@@ -508,6 +545,8 @@ int run_job(const mpi::world& w, const options& o, setup& s) {
                   static_cast<std::uint32_t>(s.node.nodes),
                   dog,
                   live,
+                  *s.ep,
+                  s.injected,
                   give_up};
   bool stopped = false;
   bool clean = s.streamer ? run_patterns(c, s, *s.streamer, stopped) : run_patterns(c, s, *s.pinger, stopped);
@@ -656,12 +695,16 @@ int run(const mpi::world& w, int argc, char** argv) {
   bool crowded = false;
   for (std::uint32_t r = 0; r < n; ++r) crowded = crowded || (r != me && fabric::share_cpu(ranks[me], ranks[r]));
 
-  const std::vector<fabric::conn_info> mine = ep->local_infos();
-  const std::vector<fabric::conn_info> theirs = w.alltoall(std::span<const fabric::conn_info>(mine), o.qps);
-  took[4] = since(t_exchange);
-  code = step(w, [&] { ep->connect(theirs, injected); });
-  if (code != exit_ok) return abandon_file(), code;
-  took[5] = ep->times().connect_s;
+  if (o.connect == connect_kind::all) {  // --connect round connects per round, with the round's partners only
+    const std::vector<fabric::conn_info> mine = ep->local_infos();
+    const std::vector<fabric::conn_info> theirs = w.alltoall(std::span<const fabric::conn_info>(mine), o.qps);
+    took[4] = since(t_exchange);
+    code = step(w, [&] { ep->connect(theirs, injected); });
+    if (code != exit_ok) return abandon_file(), code;
+    took[5] = ep->times().connect_s;
+  } else {
+    took[4] = since(t_exchange);
+  }
 
   // engine: receives are posted before the first barrier, so no peer ever finds none
   auto& streamer = s.streamer;

@@ -52,6 +52,24 @@ std::uint64_t options::max_size() const {
   return sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
 }
 
+std::string_view to_string(connect_kind c) {
+  return c == connect_kind::round ? "round" : "all";
+}
+
+std::uint32_t options::max_partners(std::uint32_t n_ranks) const {
+  const std::uint32_t peers = n_ranks > 0 ? n_ranks - 1 : 0;
+  std::uint32_t most = 0;
+  for (auto p : patterns) {
+    switch (p) {
+      case pattern_kind::mesh:
+      case pattern_kind::incast: most = std::max(most, peers); break;  // the target hears from all
+      case pattern_kind::shift: most = std::max(most, std::min<std::uint32_t>(2, peers)); break;  // r+d and r-d
+      case pattern_kind::pairs: most = std::max(most, std::min<std::uint32_t>(1, peers)); break;
+    }
+  }
+  return most;
+}
+
 std::vector<std::uint64_t> all_sizes() {
   std::vector<std::uint64_t> out;
   for (std::uint64_t s = 2; s <= (8ULL << 20); s *= 2) out.push_back(s);
@@ -81,6 +99,7 @@ std::vector<std::pair<std::string, std::string>> describe(const options& o) {
       {"cq-mod", o.cq_mod ? fmt::format("{}", o.cq_mod) : "auto"},
       {"inline-size", o.inline_size >= 0 ? fmt::format("{}", o.inline_size) : "auto"},
       {"qps", fmt::format("{}", o.qps)},
+      {"connect", std::string(to_string(o.connect))},
       {"qp-timeout", fmt::format("{}", o.qp_timeout)},
       {"peer-buffer", o.peer_buffer ? format_size(o.peer_buffer) : "auto"},
       {"bind", std::string(to_string(o.bind))},
@@ -222,6 +241,7 @@ parse_outcome parse_command_line(int argc, const char* const* argv) {
   std::string mode = "bw";
   std::string pattern;
   std::string bind = "nic";
+  std::string connect;
   bool all = false;
 
   CLI::App app{
@@ -267,6 +287,10 @@ parse_outcome parse_command_line(int argc, const char* const* argv) {
       "-I,--inline-size", o.inline_size,
       "Inline messages up to this size (default as perftest: none in bw; 220 for writes, 236 for send in lat)");
   app.add_option("-q,--qps", o.qps, "RC QPs per peer; messages spread over them")->capture_default_str();
+  app.add_option("--connect", connect,
+                 "all: every peer's QPs up front (default with mesh); round: only the current round's partners, "
+                 "re-targeted between rounds (default when every pattern is shift, pairs or incast)")
+      ->check(CLI::IsMember({"all", "round"}));
   app.add_option("--qp-timeout", o.qp_timeout, "RC transport timeout exponent: 4.096 us * 2^N per retry (7 retries)")
       ->check(CLI::Range(1, 31))
       ->capture_default_str();
@@ -320,6 +344,13 @@ parse_outcome parse_command_line(int argc, const char* const* argv) {
     } else {
       o.sizes = {parse_size(size, "--size")};
     }
+    // pairwise patterns need O(q) QPs per rank a round: holding N-1 peers' would be waste
+    const bool pairwise =
+        std::none_of(o.patterns.begin(), o.patterns.end(), [](pattern_kind p) { return p == pattern_kind::mesh; });
+    o.connect = connect == "round" ? connect_kind::round
+                : connect == "all" ? connect_kind::all
+                : pairwise         ? connect_kind::round
+                                   : connect_kind::all;
     if (!peer_buffer.empty()) o.peer_buffer = parse_size(peer_buffer, "--peer-buffer");
     if (iters->count() && o.iters == 0) throw usage_error("--iters must be at least 1, e.g. -n 1000");
     if (rx->count() && o.rx_depth == 0) throw usage_error("--rx-depth must be at least 1, e.g. -r 512");

@@ -33,7 +33,15 @@ core::core(const options& o, const plan::layout& l, std::uint32_t rank, std::uin
       srq_(ep.srq()),
       inline_size_(ep.inline_size()),
       links_(ep.sessions().begin(), ep.sessions().end()) {
-  for (const auto& s : links_) by_qp_.emplace_back(s.qp->qp_num, s.session);
+  relink(ep.sessions());
+}
+
+void core::relink(std::span<const fabric::session_link> links) {
+  links_.assign(links.begin(), links.end());
+  by_qp_.clear();
+  for (const auto& s : links_) {
+    if (s.qp) by_qp_.emplace_back(s.qp->qp_num, s.session);
+  }
   std::sort(by_qp_.begin(), by_qp_.end());
 }
 

@@ -46,6 +46,11 @@ pingpong::pingpong(const options& o, const plan::layout& l, std::uint32_t rank, 
   core_.post_initial_receives();
 }
 
+void pingpong::relink(std::span<const fabric::session_link> links) {
+  core_.relink(links);
+  for (std::size_t i = 0; i < flows_.size(); ++i) flows_[i].link = links[i];
+}
+
 void pingpong::begin_round(std::uint64_t size, const plan::round_role& role) {
   const options& o = core_.opts();
   const plan::layout& l = core_.layout();
@@ -67,6 +72,9 @@ void pingpong::begin_round(std::uint64_t size, const plan::round_role& role) {
               : o.duration_mode() ? std::numeric_limits<std::uint64_t>::max()
                                   : f.pings + o.iters;
     *f.hist = stats::histogram{};
+    if ((f.initiating || f.responding) && f.link.qp == nullptr) {
+      fail(f, "no connection for the round (see the connect error)");
+    }
     f.until_signal = 1;  // cq_mod may differ per size: restart the count
     // no traffic is in flight between rounds: clear the marker slots, whose positions move with the size
     if (lane0 && o.op != op_kind::read) {
@@ -333,7 +341,7 @@ std::vector<stats::latency_summary> pingpong::round_results() const {
 
 void pingpong::probe() {
   for (auto& f : flows_) {
-    if (f.link.lane == 0 && !f.failed && f.completed == f.posted) core_.post_probe(f.link);
+    if (f.link.lane == 0 && f.link.qp && !f.failed && f.completed == f.posted) core_.post_probe(f.link);
   }
 }
 

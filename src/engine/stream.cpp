@@ -44,6 +44,11 @@ stream::stream(const options& o, const plan::layout& l, std::uint32_t rank, std:
   core_.post_initial_receives();
 }
 
+void stream::relink(std::span<const fabric::session_link> links) {
+  core_.relink(links);
+  for (std::size_t i = 0; i < tx_.size(); ++i) tx_[i].link = links[i];
+}
+
 void stream::begin_round(std::uint64_t size, const plan::round_role& role) {
   const options& o = core_.opts();
   size_ = size;
@@ -62,6 +67,7 @@ void stream::begin_round(std::uint64_t size, const plan::round_role& role) {
   idle_ = role.send_to.empty() && (role.recv_from.empty() || !receiver_sees_messages(o.op));
   for (auto& t : tx_) {
     t.active = listed(role.send_to, t.link.peer);  // a session that failed earlier stays failed
+    if (t.active && t.link.qp == nullptr) fail_tx(t, "no connection for the round (see the connect error)");
     t.round_base = t.completed;
     t.at_start = t.at_end = t.completed;
     t.done = {};
@@ -242,7 +248,7 @@ void stream::verify_final() {
 
 void stream::probe() {
   for (auto& t : tx_) {
-    if (t.link.lane == 0 && !t.failed && t.completed == t.posted) core_.post_probe(t.link);
+    if (t.link.lane == 0 && t.link.qp && !t.failed && t.completed == t.posted) core_.post_probe(t.link);
   }
 }
 

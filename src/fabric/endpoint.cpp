@@ -59,7 +59,13 @@ endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& p
                                                    .max_mr = static_cast<std::uint64_t>(da.max_mr),
                                                    .max_pd = static_cast<std::uint64_t>(da.max_pd),
                                                    .max_srq = static_cast<std::uint64_t>(da.max_srq)});
-  if (auto e = misfit({l.n_peers, l.qps, l.srq_depth > 0, ranks_on_device}, allowed, dev, this_host())) {
+  // --connect round holds QPs for one round's partners only
+  const bool per_round = o.connect == connect_kind::round;
+  const std::uint32_t held_peers = per_round ? o.max_partners(n_ranks) : l.n_peers;
+  const bool pairwise =
+      std::none_of(o.patterns.begin(), o.patterns.end(), [](pattern_kind p) { return p == pattern_kind::mesh; });
+  if (auto e = misfit({held_peers, l.qps, l.srq_depth > 0, ranks_on_device, per_round, pairwise}, allowed, dev,
+                      this_host())) {
     throw usage_error(*e);
   }
   if (l.window > limits_.max_qp_wr) {
@@ -74,13 +80,15 @@ endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& p
     throw usage_error(fmt::format("the buffer of {} bytes exceeds {}'s max_mr_size {}; lower --size or --peer-buffer",
                                   l.total_bytes(), dev, limits_.max_mr_size));
   }
-  const std::uint64_t send_cqe = std::uint64_t{l.sessions()} * signaled_per_session(o, l);
+  const std::uint64_t held_sessions = std::uint64_t{held_peers} * l.qps;
+  const std::uint64_t send_cqe = std::max<std::uint64_t>(held_sessions * signaled_per_session(o, l), 1);
   const std::uint64_t recv_cqe = std::max<std::uint64_t>(l.srq_depth, 1);
   if (send_cqe > static_cast<std::uint64_t>(limits_.max_cqe)) {
     throw usage_error(
         fmt::format("{} QPs x {} signaled WRs each needs a send CQ of {} entries but {} allows {}; "
-                    "raise -Q/--cq-mod or lower -t or -q",
-                    l.sessions(), signaled_per_session(o, l), send_cqe, dev, limits_.max_cqe));
+                    "raise -Q/--cq-mod or lower -t or -q{}",
+                    held_sessions, signaled_per_session(o, l), send_cqe, dev, limits_.max_cqe,
+                    per_round ? "" : ", or use --connect round with pairwise patterns"));
   }
   if (recv_cqe > static_cast<std::uint64_t>(limits_.max_cqe)) {
     throw usage_error(fmt::format("--rx-depth {} needs a receive CQ of as many entries but {} allows {}; lower -r",
@@ -117,21 +125,46 @@ endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& p
 
   t0 = clock::now();
   if (l.srq_depth > 0) srq_ = std::make_shared<verbs::shared_receive_queue>(pd_, l.srq_depth);
-  std::random_device rd;
-  std::mt19937 gen(rd());
-  const verbs::qp_caps caps{l.window, 1, inline_size_};
+  psn_gen_.seed(std::random_device{}());
+  qps_.resize(l.sessions());
+  psns_.assign(l.sessions(), 0);
+  links_.resize(l.sessions());
   for (std::uint32_t s = 0; s < l.sessions(); ++s) {
-    auto qp = std::make_unique<verbs::queue_pair>(pd_, send_cq_, recv_cq_, srq_, caps);
-    verbs::to_init(*qp, port_.port, access_flags);
-    qps_.push_back(std::move(qp));
-    psns_.push_back(gen() & 0xffffff);
+    links_[s].peer = plan::peer_rank(rank_, s / l.qps);
+    links_[s].lane = s % l.qps;
+    links_[s].session = s;
+  }
+  if (!per_round) {
+    for (std::uint32_t s = 0; s < l.sessions(); ++s) {
+      qps_[s] = make_qp();
+      verbs::to_init(*qps_[s], port_.port, access_flags);
+      psns_[s] = new_psn();
+    }
+    peak_qps_ = l.sessions();
   }
   times_.qps_s = since(t0);
 }
 
+std::unique_ptr<verbs::queue_pair> endpoint::make_qp() const {
+  return std::make_unique<verbs::queue_pair>(pd_, send_cq_, recv_cq_, srq_,
+                                             verbs::qp_caps{layout_.window, 1, inline_size_});
+}
+
+std::uint32_t endpoint::new_psn() {
+  return static_cast<std::uint32_t>(psn_gen_() & 0xffffff);
+}
+
+std::uint64_t endpoint::qps_held() const {
+  return static_cast<std::uint64_t>(
+      std::count_if(qps_.begin(), qps_.end(), [](const auto& q) { return q != nullptr; }));
+}
+
 endpoint_resources endpoint::resources() const {
   return {
-      .qps = qps_.size(),
+      // --connect round: the most it will hold at once, one round's partners
+      .qps = opts_.connect == connect_kind::round
+                 ? std::max<std::uint64_t>(peak_qps_, std::uint64_t{opts_.max_partners(n_ranks_)} * layout_.qps)
+                 : peak_qps_,
       // what the provider allocated (it may round the request up)
       .cq_entries = static_cast<std::uint64_t>(send_cq_->get()->cqe) + static_cast<std::uint64_t>(recv_cq_->get()->cqe),
       .registered_bytes = buf_->size()};
@@ -142,27 +175,64 @@ endpoint::~endpoint() {
   qps_.clear();
 }
 
+conn_info endpoint::info_for(std::uint32_t s) const {
+  conn_info c;
+  c.magic = conn_info_magic;
+  c.qp_num = qps_[s]->qp_num();
+  c.psn = psns_[s];
+  c.rkey = mr_->rkey();
+  c.addr = reinterpret_cast<std::uintptr_t>(buf_->data()) + layout_.rx_offset(s);
+  c.length = layout_.rx_region_bytes();
+  c.slot_stride = layout_.slot_stride;
+  c.slots = layout_.rx_slots;
+  c.lid = port_.lid;
+  c.mtu = static_cast<std::uint8_t>(port_.mtu);
+  c.ethernet = port_.ethernet ? 1 : 0;
+  c.gid = port_.gid.raw;
+  c.use_grh = port_.gid_index >= 0 ? 1 : 0;
+  c.max_rd_atomic = static_cast<std::uint8_t>(std::min<std::uint32_t>(limits_.max_qp_rd_atom, 255));
+  return c;
+}
+
 std::vector<conn_info> endpoint::local_infos() const {
   std::vector<conn_info> out(std::size_t{n_ranks_} * layout_.qps);
   for (std::uint32_t s = 0; s < layout_.sessions(); ++s) {
     const std::uint32_t peer = plan::peer_rank(rank_, s / layout_.qps);
-    conn_info& c = out[std::size_t{peer} * layout_.qps + s % layout_.qps];
-    c.magic = conn_info_magic;
-    c.qp_num = qps_[s]->qp_num();
-    c.psn = psns_[s];
-    c.rkey = mr_->rkey();
-    c.addr = reinterpret_cast<std::uintptr_t>(buf_->data()) + layout_.rx_offset(s);
-    c.length = layout_.rx_region_bytes();
-    c.slot_stride = layout_.slot_stride;
-    c.slots = layout_.rx_slots;
-    c.lid = port_.lid;
-    c.mtu = static_cast<std::uint8_t>(port_.mtu);
-    c.ethernet = port_.ethernet ? 1 : 0;
-    c.gid = port_.gid.raw;
-    c.use_grh = port_.gid_index >= 0 ? 1 : 0;
-    c.max_rd_atomic = static_cast<std::uint8_t>(std::min<std::uint32_t>(limits_.max_qp_rd_atom, 255));
+    out[std::size_t{peer} * layout_.qps + s % layout_.qps] = info_for(s);
   }
   return out;
+}
+
+void endpoint::connect_session(std::uint32_t s, const conn_info& r, const std::optional<fault>& injected) {
+  const std::uint32_t peer = plan::peer_rank(rank_, s / layout_.qps);
+  if (auto err = validate(r, static_cast<int>(peer), port_.ethernet); !err.empty()) throw usage_error(err);
+  if (r.slot_stride < layout_.msg_size) {
+    throw usage_error(
+        fmt::format("rank {} has slots of {} bytes for messages of {}; run identical options on every "
+                    "rank",
+                    peer, r.slot_stride, layout_.msg_size));
+  }
+  verbs::rtr_params rtr;
+  rtr.port = port_.port;
+  rtr.sgid_index = std::max(port_.gid_index, 0);
+  rtr.path_mtu = static_cast<ibv_mtu>(std::min<int>(port_.mtu, r.mtu));
+  rtr.max_dest_rd_atomic = static_cast<std::uint8_t>(std::min<std::uint32_t>(limits_.max_qp_rd_atom, 255));
+  rtr.remote = {r.qp_num, r.psn, r.lid, r.gid, port_.ethernet || r.use_grh != 0};
+  verbs::to_rtr(*qps_[s], rtr);
+
+  verbs::rts_params rts;
+  rts.sq_psn = psns_[s];
+  rts.timeout = static_cast<std::uint8_t>(opts_.qp_timeout);
+  // as deep as both ends allow: a READ depth of 1 serializes READs on the round trip
+  rts.max_rd_atomic = static_cast<std::uint8_t>(
+      std::clamp<std::uint32_t>(std::min<std::uint32_t>(limits_.max_qp_init_rd_atom, r.max_rd_atomic), 1, 255));
+  verbs::to_rts(*qps_[s], rts);
+
+  std::uint32_t rkey = r.rkey;
+  // RDMAMESH_FAULT=rkey:SRC:DST: a key the peer never issued, so its NIC answers with a
+  // remote access error, as a stale or mixed-up key would in a real job
+  if (injected && injected->what == fault::kind::rkey && injected->hits(rank_, peer)) rkey = ~rkey;
+  links_[s] = {peer, s % layout_.qps, s, qps_[s]->get(), r.addr, rkey, r.slots, r.slot_stride};
 }
 
 void endpoint::connect(std::span<const conn_info> remote, const std::optional<fault>& injected) {
@@ -173,38 +243,69 @@ void endpoint::connect(std::span<const conn_info> remote, const std::optional<fa
   }
   for (std::uint32_t s = 0; s < layout_.sessions(); ++s) {
     const std::uint32_t peer = plan::peer_rank(rank_, s / layout_.qps);
-    const std::uint32_t lane = s % layout_.qps;
-    const conn_info& r = remote[std::size_t{peer} * layout_.qps + lane];
-    if (auto err = validate(r, static_cast<int>(peer), port_.ethernet); !err.empty()) throw usage_error(err);
-    if (r.slot_stride < layout_.msg_size) {
-      throw usage_error(
-          fmt::format("rank {} has slots of {} bytes for messages of {}; run identical options on every "
-                      "rank",
-                      peer, r.slot_stride, layout_.msg_size));
-    }
-    verbs::rtr_params rtr;
-    rtr.port = port_.port;
-    rtr.sgid_index = std::max(port_.gid_index, 0);
-    rtr.path_mtu = static_cast<ibv_mtu>(std::min<int>(port_.mtu, r.mtu));
-    rtr.max_dest_rd_atomic = static_cast<std::uint8_t>(std::min<std::uint32_t>(limits_.max_qp_rd_atom, 255));
-    rtr.remote = {r.qp_num, r.psn, r.lid, r.gid, port_.ethernet || r.use_grh != 0};
-    verbs::to_rtr(*qps_[s], rtr);
-
-    verbs::rts_params rts;
-    rts.sq_psn = psns_[s];
-    rts.timeout = static_cast<std::uint8_t>(opts_.qp_timeout);
-    // as deep as both ends allow: a READ depth of 1 serializes READs on the round trip
-    rts.max_rd_atomic = static_cast<std::uint8_t>(
-        std::clamp<std::uint32_t>(std::min<std::uint32_t>(limits_.max_qp_init_rd_atom, r.max_rd_atomic), 1, 255));
-    verbs::to_rts(*qps_[s], rts);
-
-    std::uint32_t rkey = r.rkey;
-    // RDMAMESH_FAULT=rkey:SRC:DST: a key the peer never issued, so its NIC answers with a
-    // remote access error, as a stale or mixed-up key would in a real job
-    if (injected && injected->what == fault::kind::rkey && injected->hits(rank_, peer)) rkey = ~rkey;
-    links_.push_back({peer, lane, s, qps_[s]->get(), r.addr, rkey, r.slots, r.slot_stride});
+    connect_session(s, remote[std::size_t{peer} * layout_.qps + s % layout_.qps], injected);
   }
   times_.connect_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace rdmamesh::fabric
+
+namespace rdmamesh::fabric {
+
+std::vector<conn_info> endpoint::round_infos(std::span<const std::uint32_t> partners) {
+  const std::uint32_t q = layout_.qps;
+  std::vector<std::uint8_t> wanted(qps_.size(), 0);
+  for (std::uint32_t p : partners) {
+    for (std::uint32_t lane = 0; lane < q; ++lane) wanted[plan::peer_index(rank_, p) * q + lane] = 1;
+  }
+  // the last round's QPs that serve no partner now are re-targeted before any is made
+  std::vector<std::unique_ptr<verbs::queue_pair>> spare;
+  for (std::size_t s = 0; s < qps_.size(); ++s) {
+    links_[s].qp = nullptr;
+    if (qps_[s] && !wanted[s]) spare.push_back(std::move(qps_[s]));
+  }
+  std::vector<conn_info> out;
+  out.reserve(partners.size() * q);
+  for (std::uint32_t p : partners) {
+    for (std::uint32_t lane = 0; lane < q; ++lane) {
+      const std::uint32_t s = plan::peer_index(rank_, p) * q + lane;
+      if (!qps_[s] && !spare.empty()) {
+        qps_[s] = std::move(spare.back());
+        spare.pop_back();
+      }
+      if (qps_[s]) {
+        verbs::to_reset(*qps_[s]);  // forgets the old partner, its PSNs and any error state
+      } else {
+        qps_[s] = make_qp();
+      }
+      verbs::to_init(*qps_[s], port_.port, access_flags);
+      psns_[s] = new_psn();
+      out.push_back(info_for(s));
+    }
+  }
+  spare.clear();  // never hold more than the round needs
+  peak_qps_ = std::max(peak_qps_, qps_held());
+  return out;
+}
+
+std::vector<std::string> endpoint::connect_round(std::span<const std::uint32_t> partners,
+                                                 std::span<const conn_info> remote,
+                                                 const std::optional<fault>& injected) {
+  const std::uint32_t q = layout_.qps;
+  std::vector<std::string> failed;
+  for (std::size_t i = 0; i < partners.size(); ++i) {
+    for (std::uint32_t lane = 0; lane < q; ++lane) {
+      const std::uint32_t s = plan::peer_index(rank_, partners[i]) * q + lane;
+      try {
+        connect_session(s, remote[i * q + lane], injected);
+      } catch (const std::exception& e) {
+        links_[s].qp = nullptr;
+        failed.push_back(fmt::format("rank {} -> rank {} lane {}: connecting for the round failed: {}", rank_,
+                                     partners[i], lane, e.what()));
+      }
+    }
+  }
+  return failed;
 }
 
 }  // namespace rdmamesh::fabric

@@ -18,7 +18,9 @@ std::optional<std::string> misfit(const rank_needs& need, const device_caps& cap
     // the cheapest fix first: fewer QPs per peer keeps every rank and every pair
     std::string fix;
     const std::uint64_t q_fits = need.peers == 0 ? 0 : caps.max_qp / (std::uint64_t{need.peers} * k);
-    if (need.qps_per_peer > 1 && q_fits >= 1) {
+    if (need.pairwise && !need.per_round) {
+      fix = "use --connect round (this job's patterns need only a round's partners connected at once)";
+    } else if (need.qps_per_peer > 1 && q_fits >= 1) {
       fix = fmt::format("lower -q to {}", q_fits);
     } else {
       const std::uint64_t ranks_fit = qps == 0 ? 0 : caps.max_qp / qps;
@@ -26,9 +28,9 @@ std::optional<std::string> misfit(const rank_needs& need, const device_caps& cap
                 ? fmt::format("run at most {} ranks per node on {}", ranks_fit, dev)
                 : fmt::format("run fewer ranks: {} peers x -q {} alone exceed it", need.peers, need.qps_per_peer);
     }
-    return fmt::format(
-        "the job needs {} RC QPs on {} ({}{} peers x -q {} each) but {}'s max_qp is {} ({} too many); {}", qps * k, dev,
-        sharing, need.peers, need.qps_per_peer, dev, caps.max_qp, qps * k - caps.max_qp, fix);
+    return fmt::format("the job needs {} RC QPs on {} ({}{} {} x -q {} each) but {}'s max_qp is {} ({} too many); {}",
+                       qps * k, dev, sharing, need.peers, need.per_round ? "partners a round" : "peers",
+                       need.qps_per_peer, dev, caps.max_qp, qps * k - caps.max_qp, fix);
   }
   auto per_rank = [&](std::uint64_t each, std::uint64_t max, const char* what,
                       const char* field) -> std::optional<std::string> {

@@ -174,6 +174,12 @@ std::string format_run(const options& o, const run_record& r) {
     out += fmt::format("# interrupted: round {} of {} was cut short by a stop request; later rounds did not run\n",
                        r.rounds_done, r.rounds);
   }
+  if (r.round_connect_s >= 0 && r.rounds_done > 0) {
+    out += fmt::format(
+        "# connect round: {:.3g} ms a round to re-target the QPs (slowest rank), outside the measured "
+        "interval\n",
+        1e3 * r.round_connect_s / r.rounds_done);
+  }
   for (const auto& e : r.events) out += fmt::format("# event: {}\n", e);
   return out;
 }

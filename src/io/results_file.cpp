@@ -224,6 +224,8 @@ void results_file::write_run(const options& o, const run_record& run) {
   h5::set_attr(r, "rounds", static_cast<std::int64_t>(run.rounds));
   h5::set_attr(r, "rounds_done", static_cast<std::int64_t>(run.rounds_done));
   h5::set_attr(r, "interrupted", static_cast<std::int64_t>(run.interrupted ? 1 : 0));
+  h5::set_attr(r, "connect", std::string(run.round_connect_s >= 0 ? "round" : "all"));
+  if (run.round_connect_s >= 0) h5::set_attr(r, "round_connect_s", run.round_connect_s);
   h5::set_attr(r, "duration_s", o.duration_mode() ? o.duration_s : 0.0);
   h5::set_attr(r, "warmup_s", o.duration_mode() ? o.warmup_s : 0.0);
   h5::set_attr(r, "iters", static_cast<std::int64_t>(o.iters));

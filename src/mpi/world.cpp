@@ -3,6 +3,7 @@
 
 #include <climits>
 #include <cstdio>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -155,6 +156,22 @@ void world::abort(int code) const {
 int world::bytes(std::size_t n) {
   if (n > static_cast<std::size_t>(INT_MAX)) throw mpi_error(fmt::format("MPI message of {} bytes exceeds INT_MAX", n));
   return static_cast<int>(n);
+}
+
+void world::exchange_bytes(std::span<const std::uint32_t> partners, const std::byte* send, std::byte* recv,
+                           std::size_t per_partner) const {
+  constexpr int tag = 0x524d;  // no other point-to-point traffic on this communicator
+  std::vector<MPI_Request> reqs(2 * partners.size(), MPI_REQUEST_NULL);
+  for (std::size_t i = 0; i < partners.size(); ++i) {
+    check(MPI_Irecv(recv + i * per_partner, bytes(per_partner), MPI_BYTE, static_cast<int>(partners[i]), tag, comm_,
+                    &reqs[2 * i]),
+          fmt::format("MPI_Irecv(from={}, bytes={})", partners[i], per_partner).c_str());
+    check(MPI_Isend(send + i * per_partner, bytes(per_partner), MPI_BYTE, static_cast<int>(partners[i]), tag, comm_,
+                    &reqs[2 * i + 1]),
+          fmt::format("MPI_Isend(to={}, bytes={})", partners[i], per_partner).c_str());
+  }
+  check(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE),
+        fmt::format("MPI_Waitall({} partner exchanges)", partners.size()).c_str());
 }
 
 void world::check_alltoall_shape(std::size_t n, std::size_t per_rank) const {

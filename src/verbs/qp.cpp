@@ -83,6 +83,12 @@ void to_rts(const queue_pair& qp, const rts_params& p) {
                        qp.qp_num(), p.sq_psn, p.timeout, p.retry_cnt, p.rnr_retry, p.max_rd_atomic));
 }
 
+void to_reset(const queue_pair& qp) {
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_RESET;
+  check_rc(ibv_modify_qp(qp.get(), &a, IBV_QP_STATE), fmt::format("ibv_modify_qp(qp={:#x}, state=RESET)", qp.qp_num()));
+}
+
 void to_error(const queue_pair& qp) noexcept {
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_ERR;

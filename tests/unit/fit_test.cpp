@@ -64,3 +64,21 @@ TEST_CASE("RDMAMESH_TEST_MAX_QP lowers max_qp, and a bad value is a usage error 
   ::unsetenv("RDMAMESH_TEST_MAX_QP");
   CHECK(fabric::with_test_overrides(roomy).max_qp == 1000);
 }
+
+TEST_CASE("QPs: a pairwise job connected to every peer is told --connect round first; per round it counts partners") {
+  auto e = fabric::misfit(
+      {.peers = 399, .qps_per_peer = 2, .srq = false, .ranks_on_device = 4, .per_round = false, .pairwise = true},
+      roomy, "rxe0", "n1");
+  REQUIRE(e);
+  CHECK(has(*e, "399 peers x -q 2 each"));
+  CHECK(has(*e, "use --connect round"));
+  CHECK_FALSE(fabric::misfit(
+      {.peers = 2, .qps_per_peer = 2, .srq = false, .ranks_on_device = 4, .per_round = true, .pairwise = true}, roomy,
+      "rxe0", "n1"));
+  e = fabric::misfit(
+      {.peers = 2, .qps_per_peer = 200, .srq = false, .ranks_on_device = 4, .per_round = true, .pairwise = true}, roomy,
+      "rxe0", "n1");
+  REQUIRE(e);
+  CHECK(has(*e, "2 partners a round x -q 200 each"));
+  CHECK(has(*e, "lower -q to 125"));
+}

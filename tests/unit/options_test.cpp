@@ -177,3 +177,26 @@ TEST_CASE("join_command_line quotes what a shell would split") {
   const char* argv[] = {"rdmamesh", "-o", "my file.h5", "-s", "64K", "it's"};
   CHECK(join_command_line(6, argv) == "rdmamesh -o 'my file.h5' -s 64K 'it'\\''s'");
 }
+
+TEST_CASE("--connect: round by default when every pattern is pairwise, all with mesh; either when asked") {
+  CHECK(parse({}).opts->connect == connect_kind::all);
+  CHECK(parse({"--pattern", "shift"}).opts->connect == connect_kind::round);
+  CHECK(parse({"--pattern", "pairs,incast"}).opts->connect == connect_kind::round);
+  CHECK(parse({"--mode", "lat"}).opts->connect == connect_kind::round);
+  CHECK(parse({"--pattern", "mesh,pairs"}).opts->connect == connect_kind::all);
+  CHECK(parse({"--pattern", "shift", "--connect", "all"}).opts->connect == connect_kind::all);
+  CHECK(parse({"--connect", "round"}).opts->connect == connect_kind::round);
+  CHECK(parse({"--connect", "some"}).exit_code == exit_usage);
+}
+
+TEST_CASE("the most partners of a round: what --connect round holds per rank") {
+  options o;
+  o.patterns = {pattern_kind::pairs};
+  CHECK(o.max_partners(8) == 1);
+  o.patterns = {pattern_kind::shift};
+  CHECK(o.max_partners(8) == 2);
+  CHECK(o.max_partners(2) == 1);  // r+1 and r-1 are the same rank
+  o.patterns = {pattern_kind::pairs, pattern_kind::incast};
+  CHECK(o.max_partners(8) == 7);  // the incast target hears from every rank
+  CHECK(o.max_partners(1) == 0);
+}

@@ -15,11 +15,13 @@ enum class op_kind : std::uint8_t { write_imm, write, send, read };
 enum class mode_kind : std::uint8_t { bw, lat };
 enum class pattern_kind : std::uint8_t { mesh, shift, pairs, incast };
 enum class bind_kind : std::uint8_t { nic, core, none };
+enum class connect_kind : std::uint8_t { all, round };
 
 std::string_view to_string(op_kind op);
 std::string_view to_string(mode_kind m);
 std::string_view to_string(pattern_kind p);
 std::string_view to_string(bind_kind b);
+std::string_view to_string(connect_kind c);
 
 // True when the receiver gets a completion per message, so it can count and verify.
 constexpr bool receiver_sees_messages(op_kind op) {
@@ -43,6 +45,7 @@ struct options {
   std::uint32_t cq_mod = 0;                                // signal every Nth WR; 0 = as perftest
   int inline_size = -1;                                    // -1 = as perftest, capped by the device
   std::uint32_t qps = 1;                                   // RC QPs per peer
+  connect_kind connect = connect_kind::all;                // all: every peer up front; round: per round
   int qp_timeout = 18;                                     // RC transport timeout: 4.096 us * 2^N per try
   std::uint64_t peer_buffer = 0;                           // receive bytes per peer; 0 = automatic
   bind_kind bind = bind_kind::nic;                         // where each rank runs
@@ -59,6 +62,8 @@ struct options {
   double slow_pct = 90.0;   // a pair below this % of the median pair is slow
 
   bool duration_mode() const { return iters == 0; }
+  // The most partners one rank has in any round of the job: what --connect round holds.
+  std::uint32_t max_partners(std::uint32_t n_ranks) const;
   std::uint64_t max_size() const;
 };
 

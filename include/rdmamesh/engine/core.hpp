@@ -61,6 +61,8 @@ class core {
   std::uint32_t rank() const { return rank_; }
   std::uint32_t n_ranks() const { return n_ranks_; }
   std::span<const fabric::session_link> links() const { return links_; }
+  // --connect round: this round's QPs (null where a session has none).
+  void relink(std::span<const fabric::session_link> links);
 
   // The session a receive completion belongs to (binary search over QP numbers); -1 if none.
   int session_of_qp(std::uint32_t qp_num) const;

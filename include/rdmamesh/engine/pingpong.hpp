@@ -22,6 +22,8 @@ class pingpong {
            const fabric::endpoint& ep);
 
   void begin_round(std::uint64_t size, const plan::round_role& role);
+  // --connect round, before begin_round: the QPs the endpoint connected for the round.
+  void relink(std::span<const fabric::session_link> links);
   void start();
   void progress();
 

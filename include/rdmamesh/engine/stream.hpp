@@ -20,6 +20,8 @@ class stream {
          const fabric::endpoint& ep);
 
   void begin_round(std::uint64_t size, const plan::round_role& role);
+  // --connect round, before begin_round: the QPs the endpoint connected for the round.
+  void relink(std::span<const fabric::session_link> links);
   void start();     // the round's clock: warm-up, then the measured interval
   void progress();  // one pass: post what the windows allow, poll both CQs
 

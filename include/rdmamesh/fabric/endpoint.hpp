@@ -1,11 +1,16 @@
 // One rank's side of the mesh: device, PD, one buffer under one MR, a send CQ, a receive CQ,
 // one shared receive queue, and -q RC QPs per peer. Built in INIT, then connected with the
 // peers' conn_info. The engine gets plain handles (session_link) and never sees these classes.
+// With --connect round it holds only the QPs of the current round's partners: between rounds
+// each QP is re-targeted (RESET, INIT, then RTR/RTS with the new partner's info), made only
+// when the round needs more than the last one, and destroyed when it needs fewer.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "rdmamesh/cli/options.hpp"
@@ -23,10 +28,10 @@ namespace rdmamesh::fabric {
 
 // What the engine needs to drive one QP (a session) to one peer.
 struct session_link {
-  std::uint32_t peer = 0;     // rank
-  std::uint32_t lane = 0;     // which of the peer's -q QPs
-  std::uint32_t session = 0;  // peer index * qps + lane
-  ibv_qp* qp = nullptr;
+  std::uint32_t peer = 0;         // rank
+  std::uint32_t lane = 0;         // which of the peer's -q QPs
+  std::uint32_t session = 0;      // peer index * qps + lane
+  ibv_qp* qp = nullptr;           // null: not connected (--connect round: not a partner this round)
   std::uint64_t remote_addr = 0;  // the peer's region for this session
   std::uint32_t rkey = 0;
   std::uint32_t remote_slots = 0;
@@ -80,6 +85,15 @@ class endpoint {
   // `remote[r * qps + lane]` is what rank r sent us for that lane. Validates, then RTS.
   void connect(std::span<const conn_info> remote, const std::optional<fault>& injected = std::nullopt);
 
+  // --connect round. QPs in INIT for exactly these partners (sorted ranks), re-targeting the
+  // last round's QPs first; their infos partner-major, qps per partner, for the exchange.
+  std::vector<conn_info> round_infos(std::span<const std::uint32_t> partners);
+  // The partners' infos in the same order: RTR/RTS. A session that cannot connect stays
+  // unconnected (null qp) and its failure comes back as one line; the others go on.
+  std::vector<std::string> connect_round(std::span<const std::uint32_t> partners, std::span<const conn_info> remote,
+                                         const std::optional<fault>& injected = std::nullopt);
+  std::uint64_t qps_held() const;
+
   std::span<const session_link> sessions() const { return links_; }
   std::byte* buffer() const { return buf_->data(); }
   bool buffer_on_numa() const { return buf_->on_numa_node(); }
@@ -105,9 +119,17 @@ class endpoint {
   std::unique_ptr<host_buffer> buf_;
   std::unique_ptr<verbs::memory_region> mr_;
   verbs::srq_ptr srq_;
-  std::vector<std::unique_ptr<verbs::queue_pair>> qps_;  // by session index
+  std::vector<std::unique_ptr<verbs::queue_pair>> qps_;  // by session index; null: none
   std::vector<std::uint32_t> psns_;
-  std::vector<session_link> links_;
+  std::vector<session_link> links_;  // by session index
+  std::uint64_t peak_qps_ = 0;
+
+  std::mt19937 psn_gen_;
+
+  std::unique_ptr<verbs::queue_pair> make_qp() const;
+  std::uint32_t new_psn();
+  conn_info info_for(std::uint32_t session) const;
+  void connect_session(std::uint32_t session, const conn_info& r, const std::optional<fault>& injected);
 };
 
 }  // namespace rdmamesh::fabric

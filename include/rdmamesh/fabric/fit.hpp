@@ -23,6 +23,8 @@ struct rank_needs {
   std::uint32_t qps_per_peer = 1;
   bool srq = false;
   std::uint32_t ranks_on_device = 1;
+  bool per_round = false;  // --connect round: `peers` is the most partners of one round
+  bool pairwise = false;   // every pattern is shift, pairs or incast: --connect round would fit
 };
 
 // One line naming the first limit the job exceeds, by how much, and the cheapest fix; nothing

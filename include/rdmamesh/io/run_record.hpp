@@ -26,6 +26,7 @@ struct run_record {
   std::vector<std::uint8_t> active;   // 1 per rank that took part
   std::uint32_t cq_mod = 1;           // effective at this size
   std::uint32_t inline_size = 0;      // effective threshold (messages up to it go inline)
+  double round_connect_s = -1;        // --connect round: the slowest rank's QP re-targeting, all rounds; -1: all
 
   std::optional<stats::run_matrices> bw;       // --mode bw
   std::optional<stats::latency_matrices> lat;  // --mode lat

@@ -124,11 +124,27 @@ class world {
     return request(r);
   }
 
+  // Point-to-point with a few partners only (--connect round): `send[i * per_partner ...]` goes
+  // to partners[i] and what partners[i] sent lands in the same place of the result. Every
+  // partner must list this rank too; O(partners) records, never O(N).
+  template <class T>
+  std::vector<T> exchange_with(std::span<const std::uint32_t> partners, std::span<const T> send,
+                               std::size_t per_partner) const {
+    static_assert(std::is_trivially_copyable_v<T>);
+    if (send.size() != partners.size() * per_partner) throw mpi_error("exchange_with: send has the wrong length");
+    std::vector<T> recv(send.size());
+    exchange_bytes(partners, reinterpret_cast<const std::byte*>(send.data()), reinterpret_cast<std::byte*>(recv.data()),
+                   per_partner * sizeof(T));
+    return recv;
+  }
+
   // Ends the whole job now; for use only after results are on disk.
   [[noreturn]] void abort(int code) const;
 
  private:
   static int bytes(std::size_t n);
+  void exchange_bytes(std::span<const std::uint32_t> partners, const std::byte* send, std::byte* recv,
+                      std::size_t per_partner) const;
   void check_alltoall_shape(std::size_t n, std::size_t per_rank) const;
 
   MPI_Comm comm_ = MPI_COMM_WORLD;

@@ -70,6 +70,8 @@ void to_init(const queue_pair& qp, int port, int access);
 void to_rtr(const queue_pair& qp, const rtr_params& p);
 void to_rts(const queue_pair& qp, const rts_params& p);
 void to_error(const queue_pair& qp) noexcept;  // flushes outstanding WRs; best effort
+// Any state -> RESET: the QP forgets its peer and its queues (--connect round re-targets it).
+void to_reset(const queue_pair& qp);
 
 // The largest max_inline_data the device grants an RC QP (it has no attribute for it): the
 // result of creating throwaway QPs, halving from `ceiling` until one is accepted.

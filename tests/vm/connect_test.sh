@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Inside the SoftRoCE VM: --connect round against --connect all. Same exact per-pair counts and
+# verified payloads for shift and pairs at N = 4 and 8; the QPs each rank holds while a round
+# runs, counted from rdma-core's view (`rdma resource show qp`), never more than the round's
+# partners need (and N-1 with all, so the count can tell them apart); the device-limit check
+# that a job fits per round where it would not with every peer connected.
+source "$(dirname "$0")/lib.sh"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+
+same() {  # same A B: identical per-pair counts and verify results; B ran with --connect round
+  /usr/bin/python3 - "$tmp/$1.h5" "$tmp/$2.h5" <<'PY' || fail "$2: differs from $1"
+import sys, h5py, numpy as np
+a, b = (h5py.File(p, "r") for p in sys.argv[1:3])
+bad = []
+for k in a["runs"]:
+    ga, gb = a["runs"][k], b["runs"][k]
+    if (ga.attrs["connect"], gb.attrs["connect"]) != ("all", "round"):
+        bad.append(f"run {k}: connect {ga.attrs['connect']} and {gb.attrs['connect']}")
+    if not gb.attrs["round_connect_s"] >= 0:
+        bad.append(f"run {k}: round_connect_s {gb.attrs['round_connect_s']}")
+    for d in ("tx_msgs", "rx_msgs", "verify_errors", "flags"):
+        if d in ga and not np.array_equal(ga[d][()], gb[d][()]):
+            bad.append(f"run {k}: {d} {ga[d][()].tolist()} vs {gb[d][()].tolist()}")
+for x in bad:
+    print("same:", x)
+sys.exit(1 if bad else 0)
+PY
+}
+
+for np_ in 4 8; do
+  for p in shift pairs; do
+    for c in all round; do
+      mesh "$p$np_-$c" "$np_" "--op write_imm --patterns $p --sizes 4096,65536 --iters 150 --verify" -- \
+        --pattern "$p" --sizes 4K,64K -n 150 --verify --connect "$c" --bind none
+    done
+    same "$p$np_-all" "$p$np_-round"
+  done
+done
+grep -q "^# connect round: .* ms a round" "$tmp/shift8-round.txt" || fail "shift8-round: no per-round connect line"
+
+# max_qps NP ARGS...: the most QPs one rdmamesh process held at any sample while the job ran
+max_qps() {
+  local np=$1 most=0 n
+  shift
+  mpirun -np "$np" "$bin" "$@" --bind none --quiet >"$tmp/qps.txt" 2>&1 &
+  local job=$!
+  while kill -0 "$job" 2>/dev/null; do
+    n=$(rdma resource show qp 2>/dev/null | grep -o 'pid [0-9]* comm rdmamesh' | sort | uniq -c | sort -rn | awk 'NR==1 {print $1}')
+    [ -n "$n" ] && [ "$n" -gt "$most" ] && most=$n
+    sleep 0.1
+  done
+  wait "$job" || { cat "$tmp/qps.txt"; fail "qps $*: rdmamesh exited non-zero"; }
+  echo "$most"
+}
+for case in "shift 1 2" "shift 2 4" "pairs 1 1"; do
+  read -r p q want <<<"$case"
+  got=$(max_qps 6 --pattern "$p" -q "$q" -s 4K -D 0.5 --warmup 0.1 --connect round)
+  echo "== QPs per rank, --pattern $p -q $q --connect round, 6 ranks: at most $got (the round needs $want)"
+  [ "$got" -ge 1 ] && [ "$got" -le "$want" ] || fail "qps $p -q $q: a rank held $got QPs, the round needs $want"
+done
+got=$(max_qps 6 --pattern shift -s 4K -D 0.5 --warmup 0.1 --connect all)
+echo "== QPs per rank, --pattern shift --connect all, 6 ranks: $got (every peer: 5)"
+[ "$got" = 5 ] || fail "qps shift all: a rank held $got QPs, expected 5"
+
+# the limit check: 4 ranks x 2 shift partners fit max_qp 8 per round; every peer (12) does not
+echo "== RDMAMESH_TEST_MAX_QP=8: shift per round fits, --connect all does not"
+out=$(env RDMAMESH_TEST_MAX_QP=8 mpirun -np 4 -x RDMAMESH_TEST_MAX_QP "$bin" --pattern shift -s 4K -n 50 2>&1) ||
+  { echo "$out"; fail "max_qp 8, round: exit non-zero"; }
+out=$(env RDMAMESH_TEST_MAX_QP=8 mpirun -np 4 -x RDMAMESH_TEST_MAX_QP "$bin" --pattern shift -s 4K -n 50 --connect all 2>&1) &&
+  fail "max_qp 8, all: exit 0"
+echo "$out" | grep "rdmamesh: error:" | sort -u
+# an agreed setup error: one line for the job, naming the cheapest fix
+[ "$(echo "$out" | grep -c "^rdmamesh: error:")" = 1 ] &&
+  echo "$out" | grep -q "rdmamesh: error: the job needs 12 RC QPs on rxe0 .*max_qp is 8 (4 too many); use --connect round" ||
+  fail "max_qp 8, all: not one error line naming --connect round"
+finish
