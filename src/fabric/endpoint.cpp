@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <random>
 
 #include <fmt/format.h>
@@ -126,6 +127,7 @@ endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& p
   t0 = clock::now();
   if (l.srq_depth > 0) srq_ = std::make_shared<verbs::shared_receive_queue>(pd_, l.srq_depth);
   psn_gen_.seed(std::random_device{}());
+  recreate_ = per_round && std::getenv("RDMAMESH_BENCH_RECREATE") != nullptr;
   qps_.resize(l.sessions());
   psns_.assign(l.sessions(), 0);
   links_.resize(l.sessions());
@@ -254,30 +256,38 @@ namespace rdmamesh::fabric {
 
 std::vector<conn_info> endpoint::round_infos(std::span<const std::uint32_t> partners) {
   const std::uint32_t q = layout_.qps;
+  route_.resize(qps_.size());
+  auto route = [&](std::uint32_t rank) { return rank < route_of_.size() ? route_of_[rank] : std::string(); };
   std::vector<std::uint8_t> wanted(qps_.size(), 0);
   for (std::uint32_t p : partners) {
     for (std::uint32_t lane = 0; lane < q; ++lane) wanted[plan::peer_index(rank_, p) * q + lane] = 1;
   }
   // the last round's QPs that serve no partner now are re-targeted before any is made
-  std::vector<std::unique_ptr<verbs::queue_pair>> spare;
+  std::vector<std::pair<std::string, std::unique_ptr<verbs::queue_pair>>> spare;
   for (std::size_t s = 0; s < qps_.size(); ++s) {
     links_[s].qp = nullptr;
-    if (qps_[s] && !wanted[s]) spare.push_back(std::move(qps_[s]));
+    if (recreate_) qps_[s].reset();  // tools/scale-model's comparison: destroy and create instead
+    if (qps_[s] && !wanted[s]) spare.emplace_back(route_[s], std::move(qps_[s]));
   }
   std::vector<conn_info> out;
   out.reserve(partners.size() * q);
   for (std::uint32_t p : partners) {
+    const std::string to = route(p);
     for (std::uint32_t lane = 0; lane < q; ++lane) {
       const std::uint32_t s = plan::peer_index(rank_, p) * q + lane;
-      if (!qps_[s] && !spare.empty()) {
-        qps_[s] = std::move(spare.back());
-        spare.pop_back();
+      if (!qps_[s]) {
+        auto same = std::find_if(spare.begin(), spare.end(), [&](const auto& sp) { return sp.first == to; });
+        if (same != spare.end()) {
+          qps_[s] = std::move(same->second);
+          spare.erase(same);
+        }
       }
       if (qps_[s]) {
         verbs::to_reset(*qps_[s]);  // forgets the old partner, its PSNs and any error state
       } else {
         qps_[s] = make_qp();
       }
+      route_[s] = to;
       verbs::to_init(*qps_[s], port_.port, access_flags);
       psns_[s] = new_psn();
       out.push_back(info_for(s));

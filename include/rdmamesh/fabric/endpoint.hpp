@@ -87,6 +87,10 @@ class endpoint {
 
   // --connect round. QPs in INIT for exactly these partners (sorted ranks), re-targeting the
   // last round's QPs first; their infos partner-major, qps per partner, for the exchange.
+  // A QP is re-targeted only to a partner at the address its last partner had (`route_of`,
+  // by rank: SoftRoCE keeps an RC QP's route across RESET, so a QP moved to another node's
+  // address would still send to the old one); otherwise it is destroyed and a new one made.
+  void set_routes(std::vector<std::string> route_of) { route_of_ = std::move(route_of); }
   std::vector<conn_info> round_infos(std::span<const std::uint32_t> partners);
   // The partners' infos in the same order: RTR/RTS. A session that cannot connect stays
   // unconnected (null qp) and its failure comes back as one line; the others go on.
@@ -125,6 +129,9 @@ class endpoint {
   std::uint64_t peak_qps_ = 0;
 
   std::mt19937 psn_gen_;
+  bool recreate_ = false;              // RDMAMESH_BENCH_RECREATE (benchmark only): new QPs each round
+  std::vector<std::string> route_of_;  // by rank: the address a QP to it sends to
+  std::vector<std::string> route_;     // by session: the address of the QP's last partner
 
   std::unique_ptr<verbs::queue_pair> make_qp() const;
   std::uint32_t new_psn();
