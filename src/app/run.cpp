@@ -693,11 +693,7 @@ int run(const mpi::world& w, int argc, char** argv) {
       w.allgather(fabric::make_rank_info(fabric::this_host(), &*port, &*where, node, ep->buffer_on_numa()));
   if (o.connect == connect_kind::round) {
     std::vector<std::string> route_of;
-    for (const auto& r : ranks) {
-      const auto gid = fabric::text(r.gid);  // RoCE: the peer's address; else its node, device and port
-      route_of.push_back(!gid.empty() ? std::string(gid)
-                                      : fmt::format("{}/{}/{}", fabric::text(r.host), fabric::text(r.device), r.port));
-    }
+    for (const auto& r : ranks) route_of.push_back(fabric::address_of(r));
     ep->set_routes(std::move(route_of));
   }
   // ranks pinned onto common CPUs must not spin through each other's time slices

@@ -56,6 +56,10 @@ std::string_view to_string(connect_kind c) {
   return c == connect_kind::round ? "round" : "all";
 }
 
+bool options::pairwise() const {
+  return std::none_of(patterns.begin(), patterns.end(), [](pattern_kind p) { return p == pattern_kind::mesh; });
+}
+
 std::uint32_t options::max_partners(std::uint32_t n_ranks) const {
   const std::uint32_t peers = n_ranks > 0 ? n_ranks - 1 : 0;
   std::uint32_t most = 0;
@@ -345,11 +349,9 @@ parse_outcome parse_command_line(int argc, const char* const* argv) {
       o.sizes = {parse_size(size, "--size")};
     }
     // pairwise patterns need O(q) QPs per rank a round: holding N-1 peers' would be waste
-    const bool pairwise =
-        std::none_of(o.patterns.begin(), o.patterns.end(), [](pattern_kind p) { return p == pattern_kind::mesh; });
     o.connect = connect == "round" ? connect_kind::round
                 : connect == "all" ? connect_kind::all
-                : pairwise         ? connect_kind::round
+                : o.pairwise()     ? connect_kind::round
                                    : connect_kind::all;
     if (!peer_buffer.empty()) o.peer_buffer = parse_size(peer_buffer, "--peer-buffer");
     if (iters->count() && o.iters == 0) throw usage_error("--iters must be at least 1, e.g. -n 1000");

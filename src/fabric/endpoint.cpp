@@ -63,9 +63,7 @@ endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& p
   // --connect round holds QPs for one round's partners only
   const bool per_round = o.connect == connect_kind::round;
   const std::uint32_t held_peers = per_round ? o.max_partners(n_ranks) : l.n_peers;
-  const bool pairwise =
-      std::none_of(o.patterns.begin(), o.patterns.end(), [](pattern_kind p) { return p == pattern_kind::mesh; });
-  if (auto e = misfit({held_peers, l.qps, l.srq_depth > 0, ranks_on_device, per_round, pairwise}, allowed, dev,
+  if (auto e = misfit({held_peers, l.qps, l.srq_depth > 0, ranks_on_device, per_round, o.pairwise()}, allowed, dev,
                       this_host())) {
     throw usage_error(*e);
   }
@@ -142,7 +140,6 @@ endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& p
       verbs::to_init(*qps_[s], port_.port, access_flags);
       psns_[s] = new_psn();
     }
-    peak_qps_ = l.sessions();
   }
   times_.qps_s = since(t0);
 }
@@ -156,17 +153,11 @@ std::uint32_t endpoint::new_psn() {
   return static_cast<std::uint32_t>(psn_gen_() & 0xffffff);
 }
 
-std::uint64_t endpoint::qps_held() const {
-  return static_cast<std::uint64_t>(
-      std::count_if(qps_.begin(), qps_.end(), [](const auto& q) { return q != nullptr; }));
-}
-
 endpoint_resources endpoint::resources() const {
   return {
-      // --connect round: the most it will hold at once, one round's partners
-      .qps = opts_.connect == connect_kind::round
-                 ? std::max<std::uint64_t>(peak_qps_, std::uint64_t{opts_.max_partners(n_ranks_)} * layout_.qps)
-                 : peak_qps_,
+      // --connect round: the most it holds at once, one round's partners
+      .qps = opts_.connect == connect_kind::round ? std::uint64_t{opts_.max_partners(n_ranks_)} * layout_.qps
+                                                  : std::uint64_t{layout_.sessions()},
       // what the provider allocated (it may round the request up)
       .cq_entries = static_cast<std::uint64_t>(send_cq_->get()->cqe) + static_cast<std::uint64_t>(recv_cq_->get()->cqe),
       .registered_bytes = buf_->size()};
@@ -250,10 +241,6 @@ void endpoint::connect(std::span<const conn_info> remote, const std::optional<fa
   times_.connect_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-}  // namespace rdmamesh::fabric
-
-namespace rdmamesh::fabric {
-
 std::vector<conn_info> endpoint::round_infos(std::span<const std::uint32_t> partners) {
   const std::uint32_t q = layout_.qps;
   route_.resize(qps_.size());
@@ -294,7 +281,6 @@ std::vector<conn_info> endpoint::round_infos(std::span<const std::uint32_t> part
     }
   }
   spare.clear();  // never hold more than the round needs
-  peak_qps_ = std::max(peak_qps_, qps_held());
   return out;
 }
 

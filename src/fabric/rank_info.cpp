@@ -24,6 +24,11 @@ void put(std::array<char, N>& dst, std::string_view s) {
 
 }  // namespace
 
+std::string address_of(const rank_info& r) {
+  const auto gid = text(r.gid);
+  return !gid.empty() ? std::string(gid) : fmt::format("{}/{}/{}", text(r.host), text(r.device), r.port);
+}
+
 rank_info make_rank_info(std::string_view host, const port_choice* port, const placement* where,
                          const mpi::node_info& node, bool mem_on_numa) {
   rank_info r;

@@ -175,3 +175,18 @@ TEST_CASE("this machine: placement picks a core the process may run on") {
   }
   CHECK(fabric::cpu_list({0, 1, 2, 5, 7, 8}) == "0-2,5,7-8");
 }
+
+TEST_CASE("a rank's address for --connect round: its GID on RoCE, else host, device and port") {
+  fabric::rank_info roce;
+  const std::string gid = "::ffff:10.10.0.2", host = "node2", dev = "mlx5_1";
+  std::copy(gid.begin(), gid.end(), roce.gid.begin());
+  std::copy(host.begin(), host.end(), roce.host.begin());
+  CHECK(fabric::address_of(roce) == gid);
+  fabric::rank_info ib;
+  std::copy(host.begin(), host.end(), ib.host.begin());
+  std::copy(dev.begin(), dev.end(), ib.device.begin());
+  ib.port = 1;
+  CHECK(fabric::address_of(ib) == "node2/mlx5_1/1");
+  ib.port = 2;  // another port of the same NIC is another address
+  CHECK(fabric::address_of(ib) != "node2/mlx5_1/1");
+}

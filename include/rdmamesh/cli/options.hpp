@@ -62,6 +62,8 @@ struct options {
   double slow_pct = 90.0;   // a pair below this % of the median pair is slow
 
   bool duration_mode() const { return iters == 0; }
+  // Every pattern is shift, pairs or incast: a round needs O(q) QPs per rank, not N-1 peers'.
+  bool pairwise() const;
   // The most partners one rank has in any round of the job: what --connect round holds.
   std::uint32_t max_partners(std::uint32_t n_ranks) const;
   std::uint64_t max_size() const;

@@ -96,7 +96,6 @@ class endpoint {
   // unconnected (null qp) and its failure comes back as one line; the others go on.
   std::vector<std::string> connect_round(std::span<const std::uint32_t> partners, std::span<const conn_info> remote,
                                          const std::optional<fault>& injected = std::nullopt);
-  std::uint64_t qps_held() const;
 
   std::span<const session_link> sessions() const { return links_; }
   std::byte* buffer() const { return buf_->data(); }
@@ -126,7 +125,6 @@ class endpoint {
   std::vector<std::unique_ptr<verbs::queue_pair>> qps_;  // by session index; null: none
   std::vector<std::uint32_t> psns_;
   std::vector<session_link> links_;  // by session index
-  std::uint64_t peak_qps_ = 0;
 
   std::mt19937 psn_gen_;
   bool recreate_ = false;              // RDMAMESH_BENCH_RECREATE (benchmark only): new QPs each round

@@ -58,6 +58,9 @@ std::string_view text(const std::array<char, N>& a) {
 
 std::string this_host();
 
+// Where a QP to this rank sends: its GID on RoCE, else (the LID path) its host, device and port.
+std::string address_of(const rank_info& r);
+
 // Whether two pinned ranks of one host may run on a common PU.
 bool share_cpu(const rank_info& a, const rank_info& b);
 // Per host with CPU sharing, one line naming the ranks and what they share.
