@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Inside the SoftRoCE VM: 2- and 4-rank write_imm meshes with --verify; every off-diagonal
-# pair > 0 on both sides, nothing lost, the 4-rank console shows a 12-pair matrix.
+# pair moved messages on both sides, nothing lost, the 4-rank console shows a 12-pair matrix.
 source "$(dirname "$0")/lib.sh"
 
 mesh mesh2 2 "--op write_imm --sizes 65536 --verify" -- -s 64K -D 1 --warmup 0.5 --verify

@@ -49,14 +49,16 @@ for p in ("mesh", "pairs"):
     steps = list(g["active_per_node"][()])
     assert steps == want, f"{p}: steps {steps}, expected {want}"
     assert g["node_bw"].shape == (1, len(want), 1) and (g["node_bw"][()] > 0).all(), f"{p}: node_bw {g['node_bw'][()]}"
+    # a point for every active rank (>= 0: a rank a busy CPU starves may count nothing in 0.5 s)
     rank_bw = g["rank_bw"][()][0]
-    assert np.isnan(rank_bw[0, 2:]).all() and (rank_bw[0, :2] > 0).all(), f"{p}: step 2 rank_bw {rank_bw[0]}"
-    assert (rank_bw[1] > 0).all(), f"{p}: all-ranks step rank_bw {rank_bw[1]}"
+    assert np.isnan(rank_bw[0, 2:]).all() and (rank_bw[0, :2] >= 0).all(), f"{p}: step 2 rank_bw {rank_bw[0]}"
+    assert (rank_bw[1] >= 0).all(), f"{p}: all-ranks step rank_bw {rank_bw[1]}"
     for k, run in zip(want, g["runs"][()][0]):
         r = f[f"runs/{int(run):04}"]
         assert r.attrs["active_per_node"] == k and r["active"][()].sum() == k, f"{p}: run {run} active set"
         off = ~np.eye(n, dtype=bool) & np.outer(r["active"][()], r["active"][()]).astype(bool)
-        assert (r["tx_bw"][()][off] > 0).all(), f"{p} step {k}: an active pair unmeasured"
+        assert (r["tx_total"][()][off] > 0).all(), f"{p} step {k}: an active pair sent nothing in its round"
+        assert (r["tx_total"][()][~off] == 0).all(), f"{p} step {k}: an inactive pair sent"
 assert "contention" in f[f"runs/{int(f['scaling/mesh/runs'][()][0][0]):04}"], "no contention per step"
 print(f"scaling {n} ranks: steps {want} for mesh and pairs, per-node and per-rank bandwidth present")
 PY
