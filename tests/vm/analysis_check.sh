@@ -45,6 +45,6 @@ out=$("$analysis/compare" "$tmp/clean.h5" "$tmp/lat.h5" -o "$tmp/cmp2" 2>&1) && 
 [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q "4 and 3 ranks" || fail "compare 4 vs 3 ranks: $out"
 out=$("$analysis/report" "$tmp/nosuch.h5" 2>&1) && fail "report of a missing file: exit 0"
 [ "$(echo "$out" | wc -l)" = 1 ] || fail "report of a missing file: $out"
-rm -rf "$tmp" "$src"
+rm -rf "$tmp"
 [ "$fails" = 0 ] && echo "all cases passed" || echo "$fails case(s) failed"
 exit $((fails > 0))

@@ -2,12 +2,11 @@
 # vm.analysis, inside the SoftRoCE VM: the files analysis/ is tested on, written by rdmamesh
 # over real verbs: a clean run, a rank that holds back every send (RDMAMESH_FAULT=slow:2:*)
 # with --retest, latency, and two --interval settings. They are
-# left in OUTDIR (on the shared checkout) for tests/vm/analysis_check.sh, which runs
+# left in HOSTDIR (on the shared checkout) for tests/vm/analysis_check.sh, which runs
 # analysis/report and analysis/compare on the host: Python and matplotlib under TCG emulation
 # cost minutes and test nothing about verbs.
-#   analysis_test.sh BUILD/rdmamesh OUTDIR
+#   analysis_test.sh BUILD/rdmamesh HOSTDIR
 source "$(dirname "$0")/lib.sh"
-out=${2:?usage: analysis_test.sh BUILD/rdmamesh OUTDIR}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 # --slow 60: far from the injected 30 % and from the VM's own noise between pairs
 args=(--pattern mesh,pairs --sizes 4K,64K -D 1.5 --warmup 0.3 --slow 60)
@@ -20,6 +19,6 @@ mesh lat 3 "--op write_imm --mode lat --patterns pairs --sizes 8,4096" -- --mode
 mesh flat 2 "--op write --patterns pairs --sizes 4096" -- --op write --pattern pairs -s 4K -D 1 --warmup 0.2 --interval 0
 mesh fine 3 "--op send --patterns mesh --sizes 65536" -- --op send -s 64K -D 1.1 --warmup 0.2 --interval 0.25
 
-rm -rf "$out" && mkdir -p "$out"
-cp "$tmp"/{clean,slow,lat,flat,fine}.h5 "$out"/ || fail "copying the files to $out"
+cp "$tmp"/{clean,slow,lat,flat,fine}.h5 "$hostdir"/ || fail "copying the files to $hostdir"
+later "analysis/ on the files" "$here/analysis_check.sh" .
 finish

@@ -4,13 +4,18 @@ the launch asked for: which node every rank ran on, which device it used, and th
 that crossed (or stayed inside) a node moved data.
 
   check_cluster.py FILE --nodes 3 --per-node 2 --map block|cyclic [--scaling] [--png HEATMAP]
-                   [--hostnames node1,node2,node3]
+                   [--report] [--slurm-job ID] [--hostnames node1,node2,node3]
 
 --map block: mpirun --host node1:2,… (ranks 0,1 on node1); cyclic: --map-by node (rank r on
 node r mod K). --png: the heatmap's node lines (recorded in the PNG by analysis/) sit where
-/ranks/node changes."""
+/ranks/node changes. --report: runs analysis/report on FILE, which must say how many ranks on
+how many nodes and draw its first heatmap's node lines there. --slurm-job: the root carries
+that Slurm job's context (id, node count and list) and srun's binding was kept."""
 import argparse
+import os
+import subprocess
 import sys
+import tempfile
 import zlib
 
 import h5py
@@ -57,6 +62,8 @@ def main():
     ap.add_argument("--map", choices=["block", "cyclic"], required=True)
     ap.add_argument("--scaling", action="store_true", help="/scaling has a point per node at 1 … per-node ranks")
     ap.add_argument("--png", help="a heatmap of this file drawn by analysis/report")
+    ap.add_argument("--report", action="store_true", help="run analysis/report and check its heatmap")
+    ap.add_argument("--slurm-job", help="the Slurm job id the root must carry")
     a = ap.parse_args()
     k, per = a.nodes, a.per_node
     n = k * per
@@ -115,11 +122,28 @@ def main():
                 # a point per node and step; a node's ranks may all be starved in one short interval
                 check(np.all(np.isfinite(nb) & (nb >= 0)) and np.all(nb.max(axis=2) > 0),
                       f"/scaling/{p}: a node without a point: {nb.tolist()}")
+        want = ",".join(str(i) for i in range(1, n) if node[i] != node[i - 1])
         if a.png:
-            meta = png_text(a.png)
-            want = ",".join(str(i) for i in range(1, n) if node[i] != node[i - 1])
-            got = meta.get("rdmamesh:node_boundaries")
+            got = png_text(a.png).get("rdmamesh:node_boundaries")
             check(got == want, f"{a.png}: node lines before ranks '{got}', /ranks/node says '{want}'")
+        if a.report:
+            report = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../analysis/report")
+            with tempfile.TemporaryDirectory() as d:
+                res = subprocess.run([report, a.file, "-o", d], capture_output=True, text=True, check=False)
+                check(res.returncode == 0, f"analysis/report exited {res.returncode}: {res.stdout}{res.stderr}")
+                check(f"{n} ranks on {k} node(s)" in res.stdout, f"the report does not say {n} ranks on {k} node(s)")
+                png = os.path.join(d, "heatmap-0000.png")
+                got = png_text(png).get("rdmamesh:node_boundaries") if os.path.exists(png) else None
+                check(got == want, f"report heatmap: node lines before ranks '{got}', /ranks/node says '{want}'")
+        if a.slurm_job:
+            attrs = {key: text(v) for key, v in f.attrs.items()}
+            want_attrs = {"SLURM_JOB_ID": a.slurm_job, "SLURM_NNODES": str(k),
+                          "SLURM_JOB_NODELIST": f"node[1-{k}]"}
+            bad = {key: attrs.get(key) for key, v in want_attrs.items() if attrs.get(key) != v}
+            check(not bad, f"root attributes {bad}, expected {want_attrs}")
+            # srun --cpu-bind=cores (or mpirun inside the allocation) bound the ranks; rdmamesh kept it
+            bound = {text(x) for x in f["ranks/bound_by"][()]}
+            check(bound == {"launcher"}, f"/ranks/bound_by {bound}, the launcher bound them")
     if not errors:
         print(f"check_cluster: {a.file}: ok ({n} ranks on {k} nodes, {a.map}, {cross} cross-node pair-runs)")
     return 1 if errors else 0

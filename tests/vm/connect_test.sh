@@ -7,33 +7,13 @@
 source "$(dirname "$0")/lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 
-same() {  # same A B: identical per-pair counts and verify results; B ran with --connect round
-  /usr/bin/python3 - "$tmp/$1.h5" "$tmp/$2.h5" <<'PY' || fail "$2: differs from $1"
-import sys, h5py, numpy as np
-a, b = (h5py.File(p, "r") for p in sys.argv[1:3])
-bad = []
-for k in a["runs"]:
-    ga, gb = a["runs"][k], b["runs"][k]
-    if (ga.attrs["connect"], gb.attrs["connect"]) != ("all", "round"):
-        bad.append(f"run {k}: connect {ga.attrs['connect']} and {gb.attrs['connect']}")
-    if not gb.attrs["round_connect_s"] >= 0:
-        bad.append(f"run {k}: round_connect_s {gb.attrs['round_connect_s']}")
-    for d in ("tx_msgs", "rx_msgs", "verify_errors", "flags"):
-        if d in ga and not np.array_equal(ga[d][()], gb[d][()]):
-            bad.append(f"run {k}: {d} {ga[d][()].tolist()} vs {gb[d][()].tolist()}")
-for x in bad:
-    print("same:", x)
-sys.exit(1 if bad else 0)
-PY
-}
-
 for np_ in 4 8; do
   for p in shift pairs; do
     for c in all round; do
       mesh "$p$np_-$c" "$np_" "--op write_imm --patterns $p --sizes 4096,65536 --iters 150 --verify" -- \
         --pattern "$p" --sizes 4K,64K -n 150 --verify --connect "$c" --bind none
     done
-    same "$p$np_-all" "$p$np_-round"
+    later "$p$np_-round: differs from $p$np_-all" "$here/check_same.py" "$tmp/$p$np_-all.h5" "$tmp/$p$np_-round.h5"
   done
 done
 grep -q "^# connect round: .* ms a round" "$tmp/shift8-round.txt" || fail "shift8-round: no per-round connect line"
@@ -49,8 +29,8 @@ qp_list() {
 # without a lock, so one taken while a round swaps QPs can list a destroyed QP and its
 # replacement (seen under load: 5 where a rank held 4). A QP in two consecutive dumps was alive
 # from its first listing to its second, so those in both were alive together: HELD never
-# exceeds what the process held. It can fall short of it (a round may end between two dumps),
-# which is why the lower bound is judged on SEEN and the upper on HELD.
+# exceeds what the process held. It can fall short of it (under TCG a dump can take seconds, and
+# a round may end between two), which is why the lower bound is judged on SEEN, the upper on HELD.
 max_qps() {
   local np=$1 seen=0 held=0 n
   shift
@@ -79,8 +59,9 @@ for case in "shift 1 2" "shift 2 4" "pairs 1 1"; do
 done
 out=$(max_qps 6 --pattern shift -s 4K -D 0.5 --warmup 0.1 --connect all) || fail "qps all: rdmamesh exited non-zero"
 read -r seen held <<<"${out:-0 0}"
-echo "== QPs per rank, --pattern shift --connect all, 6 ranks: held $held, listed $seen (every peer: 5)"
-[ "$held" = 5 ] || fail "qps shift all: a rank held $held QPs, expected 5"
+echo "== QPs per rank, --pattern shift --connect all, 6 ranks: listed $seen, held $held (every peer: 5)"
+# no QP is swapped while an all-connected job runs, so one dump's count is what a rank holds
+[ "$seen" = 5 ] && [ "$held" -le 5 ] || fail "qps shift all: a rank held $seen QPs, expected 5"
 
 # the limit check: 4 ranks x 2 shift partners fit max_qp 8 per round; every peer (12) does not
 echo "== RDMAMESH_TEST_MAX_QP=8: shift per round fits, --connect all does not"

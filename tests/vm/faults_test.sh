@@ -23,14 +23,14 @@ launch() {
 launch rkey rkey:1:2 -- -np 4 "$bin" -s 64K -D 2 --warmup 0.5 -o "$tmp/rkey.h5"
 [ "$rc" = 1 ] || fail "rkey: exit $rc, expected 1 (run had failures)"
 grep -q "^# failed pairs: 1->2 2->1$" "$tmp/rkey.txt" || fail "rkey: console does not list the failed pairs"
-"$check" "$tmp/rkey.h5" pair-failed 1 2 || fail "rkey: results file"
+later "rkey: results file" "$check" "$tmp/rkey.h5" pair-failed 1 2
 
 # A flipped byte in message 7 of 0->3: --verify names pair, message and byte; exit 1.
 launch corrupt corrupt:0:3:7 -- -np 4 "$bin" -s 64K -D 1 --warmup 0.5 --verify -o "$tmp/corrupt.h5"
 [ "$rc" = 1 ] || fail "corrupt: exit $rc, expected 1"
 grep -q "^# event: verify: rank 0 -> rank 3 lane 0 message 7: byte 32768 of 65536 is 0x" "$tmp/corrupt.txt" ||
   fail "corrupt: console lacks the mismatch line"
-"$check" "$tmp/corrupt.h5" corrupt 0 3 7 || fail "corrupt: results file"
+later "corrupt: results file" "$check" "$tmp/corrupt.h5" corrupt 0 3 7
 
 # kill -9 of rank 2 during the second run (first: 4K for 3 s, second: 64K, killed 1 s in:
 # counted from the run's start, so run 0 is finished however busy the machine is).
@@ -48,13 +48,13 @@ for r in 0 1 3; do
   grep -q "^rdmamesh: error: rank $r (softroce-vm): rank 2 (softroce-vm) stopped answering" "$tmp/kill.txt" ||
     fail "kill: rank $r does not name rank 2 and its host"
 done
-"$check" "$tmp/kill.h5" incomplete 1 "rank 2 (softroce-vm) stopped answering" || fail "kill: results file"
+later "kill: results file" "$check" "$tmp/kill.h5" incomplete 1 "rank 2 (softroce-vm) stopped answering"
 
 # The same kill under a launcher that tears the job down itself (mpirun's default): fast,
 # and the file still holds run 0, marked incomplete.
 launch kill-default kill:2:1:1 -- -np 4 "$bin" --sizes 4K,64K -D 3 --warmup 0.5 -o "$tmp/killd.h5"
 [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "kill-default: exit $rc"
-"$check" "$tmp/killd.h5" incomplete 1 "" || fail "kill-default: results file"
+later "kill-default: results file" "$check" "$tmp/killd.h5" incomplete 1 ""
 
 # SIGTERM to every rank (Slurm's time limit) 4 s into the second run (a 6 s interval): exit 4,
 # run 1 written as interrupted with what its interval measured. The ranks signal themselves
@@ -64,7 +64,7 @@ launch sigterm term:4:1 -- -np 4 "$bin" --sizes 4K,64K -D 6 --warmup 0.5 -o "$tm
 [ "$rc" = 4 ] || fail "sigterm: exit $rc, expected 4"
 [ "$(grep -c '^rdmamesh: error: interrupted by SIGTERM: wrote the 2 run(s)' "$tmp/sigterm.txt")" = 1 ] ||
   fail "sigterm: rank 0 did not report the interruption exactly once"
-"$check" "$tmp/term.h5" interrupted 2 || fail "sigterm: results file"
+later "sigterm: results file" "$check" "$tmp/term.h5" interrupted 2
 
 # Slow pairs are named by their smallest cause: one held-back pair as a link, a rank holding
 # back everything it sends as the rank (not as its three pairs). Held back to 30 %, judged at
@@ -74,23 +74,23 @@ launch slow-link 'slow:1:3:30' -- -np 4 "$bin" -s 64K -D 3 --slow 60 --retest -o
 [ "$(grep -c '^# slow: ' "$tmp/slow-link.txt")" = 1 ] || fail "slow-link: expected exactly one '# slow:' line"
 grep -q "^# slow: link rank 1 (softroce-vm, rxe0) -> rank 3 (softroce-vm, rxe0) at [0-9]* % of the median$" \
   "$tmp/slow-link.txt" || fail "slow-link: the slow link is not named"
-"$check" "$tmp/slow-link.h5" outlier link 1 3 || fail "slow-link: results file"
+later "slow-link: results file" "$check" "$tmp/slow-link.h5" outlier link 1 3
 # --retest: the pair goes again alone beside healthy control pairs, and stays slow
 [ "$(grep -c '^# retest of run 0: ' "$tmp/slow-link.txt")" = 1 ] || fail "slow-link: expected one retest line"
 grep -qE "^# retest of run 0: rank 1 \(softroce-vm, rxe0\) -> rank 3 \(softroce-vm, rxe0\) alone at [0-9]+ % of [1-4] control pair\(s\) .*: still slow alone \(its link or NIC\)$" \
   "$tmp/slow-link.txt" || fail "slow-link: the retest does not say still slow alone"
-"$check" "$tmp/slow-link.h5" retest 1:3 || fail "slow-link: retest in the results file"
+later "slow-link: retest in the results file" "$check" "$tmp/slow-link.h5" retest 1:3
 
 launch slow-rank 'slow:2:*:30' -- -np 4 "$bin" -s 64K -D 3 --slow 60 --retest -o "$tmp/slow-rank.h5"
 [ "$rc" = 0 ] || fail "slow-rank: exit $rc, expected 0 (slow is not failed)"
 [ "$(grep -c '^# slow: ' "$tmp/slow-rank.txt")" = 1 ] || fail "slow-rank: expected exactly one '# slow:' line"
 grep -qE "^# slow: rank 2 \(softroce-vm, rxe0\): its sends at [0-9]+ % of the median; [23] pairs$" "$tmp/slow-rank.txt" ||
   fail "slow-rank: the slow rank is not named as a rank"
-"$check" "$tmp/slow-rank.h5" outlier rank 2 -1 || fail "slow-rank: results file"
+later "slow-rank: results file" "$check" "$tmp/slow-rank.h5" outlier rank 2 -1
 # the pairs named under the rank (2 or 3 of its sends, as the '# slow:' line says) go again
 grep -qE "^# slow: rank 2 .*; $(grep -cE '^# retest of run 0: rank 2 .* still slow alone \(its link or NIC\)$' "$tmp/slow-rank.txt") pairs$" \
   "$tmp/slow-rank.txt" || fail "slow-rank: a retest line per slow send of rank 2, each still slow alone"
-"$check" "$tmp/slow-rank.h5" retest 2:0,2:1,2:3 2 || fail "slow-rank: retest in the results file"
+later "slow-rank: retest in the results file" "$check" "$tmp/slow-rank.h5" retest 2:0,2:1,2:3 2
 
 # A round far longer than --timeout is not a dead peer: one-sided WRITEs (the receiver sees
 # no completion at all), 2 ranks, each direction's round over 2 x --timeout. Exit 0, exact counts.
@@ -99,7 +99,7 @@ timeout 600 mpirun -np 2 "$bin" --op write --pattern pairs -s 1M -n 600 --timeou
 rc=$?
 grep -vE '^# rank ' "$tmp/long.txt" | sed 's/^/    /'
 [ "$rc" = 0 ] || fail "long round: exit $rc, expected 0 (a long round was taken for a dead peer)"
-"$check" "$tmp/long.h5" long 600 3 || fail "long round: results file"
+later "long round: results file" "$check" "$tmp/long.h5" long 600 3
 
 # A hung rank (SIGSTOP: its NIC still answers, the process does not) mid-round: rank 0 names
 # it from its missing beats, every survivor names it, the file says so; exit 3. The run
@@ -121,7 +121,7 @@ echo "   exit $rc, $((SECONDS - stopped_at)) s after the SIGSTOP"
 [ "$rc" = 3 ] || fail "hung: exit $rc, expected 3"
 grep -q "^rdmamesh: error: rank 0 (softroce-vm): rank 2 (softroce-vm) stopped answering (heard nothing from it" "$tmp/hung.txt" ||
   fail "hung: rank 0 does not name rank 2"
-"$check" "$tmp/hung.h5" incomplete 0 "rank 2 (softroce-vm) stopped answering" || fail "hung: results file"
+later "hung: results file" "$check" "$tmp/hung.h5" incomplete 0 "rank 2 (softroce-vm) stopped answering"
 
 # A job that fails mid-sweep keeps its finished sizes as a sweep, and says why it ended: a
 # rank killed after two sizes, under mpirun's teardown (SIGTERM to the rest) and under a
@@ -137,6 +137,6 @@ for how in teardown recovery; do
   [ "$how" = recovery ] || [ "$rc" != 0 ] || fail "cut sweep ($how): exit 0 after a rank died"
   want="interrupted by SIGTERM"
   [ "$how" = recovery ] && want="stopped answering"
-  "$check" "$tmp/cut-$how.h5" cut-sweep 2 "$want" || fail "cut sweep ($how): results file"
+  later "cut sweep ($how): results file" "$check" "$tmp/cut-$how.h5" cut-sweep 2 "$want"
 done
 finish

@@ -1,10 +1,32 @@
-# Shared by the in-VM tests: run a mesh, keep its console output, check its results file.
+# Shared by the in-VM tests: run a mesh, keep its console output, leave its results file to be
+# checked on the host. Python (numpy, h5py) under TCG emulation costs seconds per start and tests
+# nothing about verbs, so the checks of files run after the VM, on the host (tests/vm/run_test.sh):
+# `later` copies the files into HOSTDIR, on the shared checkout, and queues the check there.
+#   TEST.sh BUILD/rdmamesh HOSTDIR
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-bin=${1:?usage: TEST.sh BUILD/rdmamesh}
+root=$(cd "$here/../.." && pwd)
+bin=${1:?usage: TEST.sh BUILD/rdmamesh HOSTDIR}
+hostdir=${2:?usage: TEST.sh BUILD/rdmamesh HOSTDIR}
 tmp=$(mktemp -d)
 fails=0
+queued=0
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+
+# later MESSAGE TOOL ARGS...: run TOOL ARGS on the host after the VM, "FAIL MESSAGE" if it fails.
+# TOOL, in the checkout, is named relative to it; files under $tmp among ARGS are copied into
+# HOSTDIR and named by their file name there (the host runs the check inside HOSTDIR).
+later() {
+  local msg=$1 tool=${2#"$root"/} a args=()
+  shift 2
+  for a in "$@"; do
+    case "$a" in "$tmp"/*) [ -f "$a" ] && cp "$a" "$hostdir/"; a=${a##*/} ;; esac
+    args+=("$a")
+  done
+  printf '%q ' "$msg" "$tool" "${args[@]}" >>"$hostdir/checks"
+  echo >>"$hostdir/checks"
+  queued=$((queued + 1))
+}
 
 # mesh NAME NP CHECK_ARGS -- RDMAMESH_ARGS...: runs, requires exit 0 and a clean results file
 mesh() {
@@ -19,7 +41,7 @@ mesh() {
     grep -qE "^# resources: per rank up to [0-9]+ QPs, [0-9]+ CQ entries" "$tmp/$name.txt" ||
     { fail "$name: the header lacks the setup or resources line"; return 1; }
   # shellcheck disable=SC2086
-  "$here/check_results.py" "$tmp/$name.h5" --ranks "$np" $checks || { fail "$name: results file"; return 1; }
+  later "$name: results file" "$here/check_results.py" "$tmp/$name.h5" --ranks "$np" $checks
 }
 
 # rank_pid R: the process id of MPI rank R of the running job
@@ -31,8 +53,11 @@ rank_pid() {
   return 0
 }
 
+# finish: the in-VM verdict; the end marker tells the host the test ran to its end
 finish() {
   rm -rf "$tmp"
-  [ "$fails" = 0 ] && echo "all cases passed" || echo "$fails case(s) failed"
+  echo "# end" >>"$hostdir/checks"
+  [ "$fails" = 0 ] && echo "all in-VM cases passed; $queued file check(s) left for the host" ||
+    echo "$fails in-VM case(s) failed; $queued file check(s) left for the host"
   exit $((fails > 0))
 }

@@ -24,31 +24,13 @@ submit() {
   echo "(job $job exited $rc)"
 }
 
-# the Slurm context in the file's root (the job's id and its three nodes); srun's binding kept
-slurm_attrs() {
-  /usr/bin/python3 - "$1" "$2" <<'PY'
-import sys, h5py
-f = h5py.File(sys.argv[1], "r")
-a = {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in f.attrs.items()}
-want = {"SLURM_JOB_ID": sys.argv[2], "SLURM_NNODES": "3", "SLURM_JOB_NODELIST": "node[1-3]"}
-bad = {k: a.get(k) for k, v in want.items() if a.get(k) != v}
-assert not bad, f"root attributes {bad}, expected {want}"
-# srun --cpu-bind=cores pinned the ranks, and rdmamesh kept that binding
-bound = {x.decode() if isinstance(x, bytes) else x for x in f["ranks/bound_by"][()]}
-assert bound == {"launcher"}, f"/ranks/bound_by {bound}, srun --cpu-bind=cores bound them"
-print(f"slurm attrs ok: job {a['SLURM_JOB_ID']} on {a['SLURM_JOB_NODELIST']}")
-PY
-}
-
 # 1. the mesh job: mesh + pairs over two sizes, one rank per node, the report beside the file
 RDMAMESH_SIZES=4K,64K RDMAMESH_DURATION=0.5 submit mesh -N 3 jobs/mesh.sbatch
 out=$tmp/results/rdmamesh-$job.h5
 if [ "$rc" = 0 ] && [ -f "$out" ]; then
   grep -q "srun, 3 node(s) x 1" "$tmp/mesh-$job.out" || fail "mesh job: did not launch with srun --mpi=pmix"
-  "$here/check_results.py" "$out" --ranks 3 --op write_imm --patterns mesh,pairs --sizes 4096,65536 ||
-    fail "mesh job: results file"
-  "$here/check_cluster.py" "$out" --nodes 3 --per-node 1 --map block || fail "mesh job: ranks and nodes"
-  slurm_attrs "$out" "$job" || fail "mesh job: SLURM_* attributes"
+  later "mesh job: results file" "$here/check_results.py" "$out" --ranks 3 --op write_imm --patterns mesh,pairs --sizes 4096,65536
+  later "mesh job: ranks, nodes, SLURM_* attributes" "$here/check_cluster.py" "$out" --nodes 3 --per-node 1 --map block --slurm-job "$job"
   [ -s "$tmp/results/rdmamesh-$job-report/summary.md" ] || fail "mesh job: no report"
 else
   fail "mesh job: exit $rc, file $(ls "$out" 2>&1)"
@@ -58,8 +40,8 @@ fi
 RDMAMESH_PER_NODE=2 RDMAMESH_SIZES=16K RDMAMESH_DURATION=0.5 submit scaling -N 3 jobs/scaling.sbatch
 out=$tmp/results/rdmamesh-$job.h5
 if [ "$rc" = 0 ] && [ -f "$out" ]; then
-  "$here/check_cluster.py" "$out" --nodes 3 --per-node 2 --map block --scaling || fail "scaling job: ranks, nodes, points"
-  slurm_attrs "$out" "$job" || fail "scaling job: SLURM_* attributes"
+  later "scaling job: ranks, nodes, points, SLURM_* attributes" "$here/check_cluster.py" "$out" --nodes 3 --per-node 2 \
+    --map block --scaling --slurm-job "$job"
   [ -s "$tmp/results/rdmamesh-$job-scaling.png" ] || fail "scaling job: no plot"
 else
   fail "scaling job: exit $rc, file $(ls "$out" 2>&1)"
@@ -70,8 +52,8 @@ RDMAMESH_LAUNCHER=mpirun RDMAMESH_SIZES=4K RDMAMESH_PATTERNS=mesh RDMAMESH_DURAT
 out=$tmp/results/rdmamesh-$job.h5
 if [ "$rc" = 0 ] && [ -f "$out" ]; then
   grep -q "mpirun, 3 node(s) x 1" "$tmp/mpirun-$job.out" || fail "mpirun job: did not launch with mpirun"
-  "$here/check_cluster.py" "$out" --nodes 3 --per-node 1 --map block || fail "mpirun job: ranks and nodes"
-  slurm_attrs "$out" "$job" || fail "mpirun job: SLURM_* attributes"
+  later "mpirun job: ranks, nodes, SLURM_* attributes" "$here/check_cluster.py" "$out" --nodes 3 --per-node 1 --map block \
+    --slurm-job "$job"
 else
   fail "mpirun job: exit $rc, file $(ls "$out" 2>&1)"
 fi
@@ -79,7 +61,7 @@ fi
 # 3. a failed pair fails the job: rdmamesh's exit code is the job's
 RDMAMESH_FAULT=rkey:0:2 RDMAMESH_SIZES=4K RDMAMESH_PATTERNS=mesh RDMAMESH_DURATION=0.5 submit failed -N 3 jobs/mesh.sbatch
 [ "$rc" = 1 ] || fail "failed-pair job: sbatch --wait gave $rc, rdmamesh exits 1 on a failed pair"
-"$here/check_faults.py" "$tmp/results/rdmamesh-$job.h5" pair-failed 0 2 || fail "failed-pair job: file"
+later "failed-pair job: file" "$here/check_faults.py" "$tmp/results/rdmamesh-$job.h5" pair-failed 0 2
 grep -qE "^- pair rank 0 \(node1, rxe_node1\) -> rank 2 \(node3, rxe_node3\): failed in 1 of 1" "$tmp/results/rdmamesh-$job-report/summary.md" 2>/dev/null ||
   fail "failed-pair job: the report does not open with the failed pair"
 
@@ -102,5 +84,5 @@ cat "$tmp/cancel-$job.out" 2>/dev/null
 squeue -h -j "$job" 2>/dev/null | grep -q . && fail "cancel: job $job still queued 300 s after scancel"
 # every run that started is in the file, the last one cut short (marked interrupted), the rest whole
 started=$(grep -cE '^\[[0-9]+/7\] ' "$tmp/cancel-$job.out")
-"$here/check_faults.py" "$out" cancelled "$started" || fail "cancel: file (started $started runs)"
+later "cancel: file (started $started runs)" "$here/check_faults.py" "$out" cancelled "$started"
 finish
