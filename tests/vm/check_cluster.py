@@ -3,13 +3,13 @@
 the launch asked for: which node every rank ran on, which device it used, and that every pair
 that crossed (or stayed inside) a node moved data.
 
-  check_cluster.py FILE --nodes 3 --per-node 2 --map block|cyclic [--scaling] [--png HEATMAP]
-                   [--report] [--slurm-job ID] [--hostnames node1,node2,node3]
+  check_cluster.py FILE --nodes 3 --per-node 2 --map block|cyclic [--scaling] [--report]
+                   [--slurm-job ID]
 
 --map block: mpirun --host node1:2,… (ranks 0,1 on node1); cyclic: --map-by node (rank r on
-node r mod K). --png: the heatmap's node lines (recorded in the PNG by analysis/) sit where
-/ranks/node changes. --report: runs analysis/report on FILE, which must say how many ranks on
-how many nodes and draw its first heatmap's node lines there. --slurm-job: the root carries
+node r mod K). --report: runs analysis/report on FILE, which must say how many ranks on how
+many nodes and draw its first heatmap's node lines (recorded in the PNG) where /ranks/node
+changes. --slurm-job: the root carries
 that Slurm job's context (id, node count and list) and srun's binding was kept."""
 import argparse
 import os
@@ -61,7 +61,6 @@ def main():
     ap.add_argument("--per-node", type=int, required=True)
     ap.add_argument("--map", choices=["block", "cyclic"], required=True)
     ap.add_argument("--scaling", action="store_true", help="/scaling has a point per node at 1 … per-node ranks")
-    ap.add_argument("--png", help="a heatmap of this file drawn by analysis/report")
     ap.add_argument("--report", action="store_true", help="run analysis/report and check its heatmap")
     ap.add_argument("--slurm-job", help="the Slurm job id the root must carry")
     a = ap.parse_args()
@@ -123,9 +122,6 @@ def main():
                 check(np.all(np.isfinite(nb) & (nb >= 0)) and np.all(nb.max(axis=2) > 0),
                       f"/scaling/{p}: a node without a point: {nb.tolist()}")
         want = ",".join(str(i) for i in range(1, n) if node[i] != node[i - 1])
-        if a.png:
-            got = png_text(a.png).get("rdmamesh:node_boundaries")
-            check(got == want, f"{a.png}: node lines before ranks '{got}', /ranks/node says '{want}'")
         if a.report:
             report = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../analysis/report")
             with tempfile.TemporaryDirectory() as d:
