@@ -18,50 +18,68 @@ for np_ in 4 8; do
 done
 grep -q "^# connect round: .* ms a round" "$tmp/shift8-round.txt" || fail "shift8-round: no per-round connect line"
 
-# qp_list: "PID QPN" for every QP an rdmamesh process holds, as rdma-core lists them
-qp_list() {
-  rdma resource show qp 2>/dev/null | grep 'comm rdmamesh' |
-    sed -n 's/.* lqpn \([0-9]*\) .* pid \([0-9]*\) comm rdmamesh.*/\2 \1/p' | sort -u
+# freeze PID...: SIGSTOP each and wait until every thread of each has stopped (or exited). A
+# thread inside a verbs call finishes it first, so a frozen job creates and destroys no QP.
+freeze() {
+  local pid t stat
+  kill -STOP "$@" 2>/dev/null
+  for pid in "$@"; do
+    for t in /proc/"$pid"/task/*/stat; do
+      # builtins only: a fork per poll costs tens of ms under TCG, all of it frozen time
+      while read -r stat 2>/dev/null <"$t"; do
+        stat=${stat##*) }
+        case ${stat%% *} in T | t | Z | X) break ;; esac
+        sleep 0.05
+      done
+    done
+  done
 }
 
-# max_qps NP ARGS...: "SEEN HELD" for the job: SEEN, the most QPs any one dump listed for an
-# rdmamesh process; HELD, the most it provably held at once. A dump walks the device's QPs
-# without a lock, so one taken while a round swaps QPs can list a destroyed QP and its
-# replacement (seen under load: 5 where a rank held 4). A QP in two consecutive dumps was alive
-# from its first listing to its second, so those in both were alive together: HELD never
-# exceeds what the process held. It can fall short of it (under TCG a dump can take seconds, and
-# a round may end between two), which is why the lower bound is judged on SEEN, the upper on HELD.
+# max_qps NP ARGS...: the most QPs any rdmamesh process of the job held at once, and how many
+# samples saw QPs. Each sample freezes every rank, then takes one `rdma resource show qp`
+# dump: with nothing able to create or destroy a QP while it walks the list, the dump is exact,
+# however long it takes under load. The ranks' --timeout is raised so a long freeze is not taken
+# for a hung peer.
 max_qps() {
-  local np=$1 seen=0 held=0 n
+  local np=$1 most=0 samples=0 n pids
   shift
-  mpirun -np "$np" "$bin" "$@" --bind none --quiet >"$tmp/qps.txt" 2>&1 &
+  mpirun -np "$np" "$bin" "$@" --bind none --quiet --timeout 3600 >"$tmp/qps.txt" 2>&1 &
   local job=$!
-  qp_list >"$tmp/qps.prev"
   while kill -0 "$job" 2>/dev/null; do
-    sleep 0.1
-    qp_list >"$tmp/qps.now"
-    n=$(awk '{print $1}' "$tmp/qps.now" | uniq -c | sort -rn | awk 'NR==1 {print $1}')
-    [ -n "$n" ] && [ "$n" -gt "$seen" ] && seen=$n
-    n=$(comm -12 "$tmp/qps.prev" "$tmp/qps.now" | awk '{print $1}' | uniq -c | sort -rn | awk 'NR==1 {print $1}')
-    [ -n "$n" ] && [ "$n" -gt "$held" ] && held=$n
-    mv "$tmp/qps.now" "$tmp/qps.prev"
+    pids=$(pgrep -x rdmamesh | tr '\n' ' ')
+    if [ -n "$pids" ]; then
+      # shellcheck disable=SC2086
+      freeze $pids
+      # a rank that started after pgrep is not frozen: thaw and sample again
+      # shellcheck disable=SC2086
+      [ "$(pgrep -x rdmamesh | tr '\n' ' ')" = "$pids" ] || { kill -CONT $pids 2>/dev/null; continue; }
+      n=$(rdma resource show qp 2>/dev/null | sed -n 's/.* pid \([0-9]*\) comm rdmamesh.*/\1/p' |
+        sort | uniq -c | sort -rn | awk 'NR==1 {print $1}')
+      # shellcheck disable=SC2086
+      kill -CONT $pids 2>/dev/null
+      if [ -n "$n" ]; then
+        samples=$((samples + 1))
+        [ "$n" -gt "$most" ] && most=$n
+      fi
+    fi
+    sleep 0.2
   done
   wait "$job" || { cat "$tmp/qps.txt" >&2; return 1; }
-  echo "$seen $held"
+  echo "$most $samples"
 }
+# iterations, not a duration: a frozen job must not run out its rounds' clocks while it is stopped
 for case in "shift 1 2" "shift 2 4" "pairs 1 1"; do
   read -r p q want <<<"$case"
-  out=$(max_qps 6 --pattern "$p" -q "$q" -s 4K -D 0.5 --warmup 0.1 --connect round) ||
+  out=$(max_qps 6 --pattern "$p" -q "$q" -s 4K -n 2000 --connect round) ||
     { fail "qps $p -q $q: rdmamesh exited non-zero"; continue; }
-  read -r seen held <<<"$out"
-  echo "== QPs per rank, --pattern $p -q $q --connect round, 6 ranks: held at most $held, listed $seen (the round needs $want)"
-  [ "$seen" -ge 1 ] && [ "$held" -le "$want" ] || fail "qps $p -q $q: a rank held $held QPs, the round needs $want"
+  read -r most samples <<<"$out"
+  echo "== QPs per rank, --pattern $p -q $q --connect round, 6 ranks: at most $most in $samples sample(s) (the round needs $want)"
+  [ "$samples" -ge 1 ] && [ "$most" -le "$want" ] || fail "qps $p -q $q: a rank held $most QPs in $samples sample(s), the round needs $want"
 done
-out=$(max_qps 6 --pattern shift -s 4K -D 0.5 --warmup 0.1 --connect all) || fail "qps all: rdmamesh exited non-zero"
-read -r seen held <<<"${out:-0 0}"
-echo "== QPs per rank, --pattern shift --connect all, 6 ranks: listed $seen, held $held (every peer: 5)"
-# no QP is swapped while an all-connected job runs, so one dump's count is what a rank holds
-[ "$seen" = 5 ] && [ "$held" -le 5 ] || fail "qps shift all: a rank held $seen QPs, expected 5"
+out=$(max_qps 6 --pattern shift -s 4K -n 2000 --connect all) || fail "qps all: rdmamesh exited non-zero"
+read -r most samples <<<"${out:-0 0}"
+echo "== QPs per rank, --pattern shift --connect all, 6 ranks: at most $most in $samples sample(s) (every peer: 5)"
+[ "$most" = 5 ] || fail "qps shift all: a rank held at most $most QPs, expected 5"
 
 # the limit check: 4 ranks x 2 shift partners fit max_qp 8 per round; every peer (12) does not
 echo "== RDMAMESH_TEST_MAX_QP=8: shift per round fits, --connect all does not"
