@@ -20,19 +20,37 @@ grep -q "^# connect round: .* ms a round" "$tmp/np8-round.txt" || fail "np8-roun
 
 # freeze PID...: SIGSTOP each and wait until every thread of each has stopped (or exited). A
 # thread inside a verbs call finishes it first, so a frozen job creates and destroys no QP.
+# Fails, naming the thread, if one has not stopped after 1200 polls (a hang bound: minutes).
 freeze() {
-  local pid t stat
+  local pid t stat polls
   kill -STOP "$@" 2>/dev/null
   for pid in "$@"; do
     for t in /proc/"$pid"/task/*/stat; do
+      polls=0
       # builtins only: a fork per poll costs tens of ms under TCG, all of it frozen time
       while read -r stat 2>/dev/null <"$t"; do
-        stat=${stat##*) }
-        case ${stat%% *} in T | t | Z | X) break ;; esac
+        case ${stat##*) } in T* | t* | Z* | X*) break ;; esac
+        if [ $((polls += 1)) -gt 1200 ]; then
+          echo "freeze: ${t%/stat} did not stop: $stat; wchan $(cat "${t%/stat}/wchan" 2>/dev/null)" >&2
+          return 1
+        fi
         sleep 0.05
       done
     done
   done
+}
+
+# job_state JOB: what every process of a job that outlived its hang bound is doing, for the log
+job_state() {
+  local p t
+  echo "job_state: mpirun $1 $(kill -0 "$1" 2>/dev/null && echo alive || echo gone)" >&2
+  for p in $(pgrep -x rdmamesh); do
+    for t in /proc/"$p"/task/*; do
+      echo "job_state: $p/${t##*/}: $(cut -d' ' -f3 "$t/stat" 2>/dev/null) wchan $(cat "$t/wchan" 2>/dev/null)" >&2
+    done
+  done
+  rdma resource show qp 2>&1 | grep -c rdmamesh | sed 's/^/job_state: QPs listed: /' >&2
+  tail -n 20 "$tmp/qps.txt" >&2
 }
 
 # job_pids: the running rdmamesh processes, one line, so two calls compare as strings
@@ -44,15 +62,28 @@ job_pids() { pgrep -x rdmamesh | tr '\n' ' '; }
 # however long it takes under load. The ranks' --timeout is raised so a long freeze is not taken
 # for a hung peer.
 max_qps() {
-  local np=$1 most=0 samples=0 n pids
+  local np=$1 most=0 samples=0 n pids start=$SECONDS
   shift
   mpirun -np "$np" "$bin" "$@" --bind none --quiet --timeout 3600 >"$tmp/qps.txt" 2>&1 &
   local job=$!
   while kill -0 "$job" 2>/dev/null; do
+    # a hang bound, ten times a loaded run's: say where the job stands rather than let the VM's
+    # timeout kill everything silently
+    if [ $((SECONDS - start)) -gt 900 ]; then
+      job_state "$job"
+      # shellcheck disable=SC2046
+      kill -CONT $(job_pids) 2>/dev/null
+      # shellcheck disable=SC2046
+      kill -KILL "$job" $(job_pids) 2>/dev/null
+      echo "max_qps: the job ran past its 900 s hang bound ($samples sample(s) taken)" >&2
+      return 1
+    fi
     pids=$(job_pids)
-    if [ -n "$pids" ]; then
+    # freeze only a job that holds QPs: a rank stopped inside MPI_Init (PMIx wire-up) left a
+    # 6-rank job asleep in futex waits with no QP, forever (twice, idle and loaded)
+    if [ -n "$pids" ] && rdma resource show qp 2>/dev/null | grep -q "comm rdmamesh"; then
       # shellcheck disable=SC2086
-      freeze $pids
+      freeze $pids || { job_state "$job"; kill -CONT $pids 2>/dev/null; continue; }
       # a rank that started after pgrep is not frozen: thaw and sample again
       # shellcheck disable=SC2086
       [ "$(job_pids)" = "$pids" ] || { kill -CONT $pids 2>/dev/null; continue; }
