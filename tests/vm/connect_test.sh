@@ -31,7 +31,7 @@ freeze() {
       while read -r stat 2>/dev/null <"$t"; do
         case ${stat##*) } in T* | t* | Z* | X*) break ;; esac
         if [ $((polls += 1)) -gt 1200 ]; then
-          echo "freeze: ${t%/stat} did not stop: $stat; wchan $(cat "${t%/stat}/wchan" 2>/dev/null)" >&2
+          echo "freeze: thread ${t%/stat} did not stop" >&2
           return 1
         fi
         sleep 0.05
@@ -40,11 +40,15 @@ freeze() {
   done
 }
 
-# job_state JOB: what every process of a job that outlived its hang bound is doing, for the log
+# job_pids: the running rdmamesh processes, one line, so two calls compare as strings
+job_pids() { pgrep -x rdmamesh | tr '\n' ' '; }
+
+# job_state JOB: every rank thread's state and wchan, for the log, when a job outlives its hang
+# bound or cannot be frozen
 job_state() {
   local p t
   echo "job_state: mpirun $1 $(kill -0 "$1" 2>/dev/null && echo alive || echo gone)" >&2
-  for p in $(pgrep -x rdmamesh); do
+  for p in $(job_pids); do
     for t in /proc/"$p"/task/*; do
       echo "job_state: $p/${t##*/}: $(cut -d' ' -f3 "$t/stat" 2>/dev/null) wchan $(cat "$t/wchan" 2>/dev/null)" >&2
     done
@@ -52,9 +56,6 @@ job_state() {
   rdma resource show qp 2>&1 | grep -c rdmamesh | sed 's/^/job_state: QPs listed: /' >&2
   tail -n 20 "$tmp/qps.txt" >&2
 }
-
-# job_pids: the running rdmamesh processes, one line, so two calls compare as strings
-job_pids() { pgrep -x rdmamesh | tr '\n' ' '; }
 
 # max_qps NP ARGS...: the most QPs any rdmamesh process of the job held at once, and how many
 # samples saw QPs. Each sample freezes every rank, then takes one `rdma resource show qp`
