@@ -339,6 +339,7 @@ bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, 
   }
   if (c.me == 0) {
     print(io::format_run(c.o, r));
+    for (const auto& line : io::window_lines(c.o, r, c.ranks)) print(line + "\n");
     for (std::size_t i = 0; i < r.outlier_text.size(); ++i) {
       // failed pairs have their own "# failed pairs:" line already
       if (r.outliers->found[i].kind != stats::outlier_kind::failed) print(r.outlier_text[i] + "\n");
@@ -467,6 +468,12 @@ bool run_patterns(const context& c, const setup& s, Engine& eng, bool& stopped) 
         const plan::subset_schedule sched(pattern, k ? plan::active_ranks(s.local_of, k) : everyone, c.n,
                                           c.o.bidirectional, c.o.target);
         if (s.injected && s.injected->run == index) arm_signal_fault(*s.injected, c.me);
+        if constexpr (std::is_same_v<Engine, engine::stream>) {
+          if (s.injected && s.injected->what == fault::kind::stall && s.injected->src == c.me &&
+              s.injected->run == index) {
+            eng.stall_next_window();
+          }
+        }
         if (const auto line = shown.start(index, pattern, size, sched.rounds()); !line.empty()) {
           std::fputs(line.c_str(), stderr);
           std::fflush(stderr);

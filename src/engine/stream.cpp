@@ -33,7 +33,6 @@ stream::stream(const options& o, const plan::layout& l, std::uint32_t rank, std:
   if (interval_s_ > 0) {  // marks never allocate in the hot loop: room for every slot, up front
     const std::size_t marks = stats::series_slots(o.duration_s, interval_s_) + 2;
     mark_at_.reserve(marks);
-    mark_slot_.reserve(marks);
     mark_tx_.reserve(marks * tx_.size());
     mark_rx_.reserve(marks * rx_.size());
   }
@@ -105,13 +104,17 @@ void stream::start() {
 void stream::advance_phase(clock::time_point now) {
   const bool stop = stop_requested();  // SIGTERM/SIGINT: end the interval now, keep what it measured
   if (phase_ == phase::warmup && (now >= deadline_measure_ || stop)) {
+    if (stall_ && core_.opts().duration_mode()) {  // test only: no CPU for the whole window
+      stall_ = false;
+      std::this_thread::sleep_until(deadline_end_ + std::chrono::milliseconds(100));
+      now = clock::now();
+    }
     phase_ = phase::measure;
     t_measure_ = now;
     for (auto& t : tx_) t.at_start = t.completed;
     for (auto& r : rx_) r.at_start = r.received;
     if (interval_s_ > 0) {
       mark_at_.clear();
-      mark_slot_.clear();
       mark_tx_.clear();
       mark_rx_.clear();
       mark(now, false);
@@ -136,16 +139,14 @@ void stream::advance_phase(clock::time_point now) {
 
 void stream::mark(clock::time_point now, bool last) {
   const double at = std::chrono::duration<double>(now - t_measure_).count();
-  const auto prev = mark_slot_.empty() ? -1.0 : static_cast<double>(mark_slot_.back());
-  // a periodic mark opens the slot it falls in; the last one closes the (partial) slot it ends
-  const double grid = last ? std::ceil(at / interval_s_ - 1e-6) : std::floor(at / interval_s_ + 1e-9);
-  const auto slot = static_cast<std::uint32_t>(mark_slot_.empty() ? 0.0 : std::max(prev + 1, grid));
   mark_at_.push_back(at);
-  mark_slot_.push_back(slot);
   for (const auto& t : tx_) mark_tx_.push_back(t.completed);
   for (const auto& r : rx_) mark_rx_.push_back(r.received);
+  if (last) return;
+  // the next grid boundary after this one: a loop that ran late skips the slots it missed
+  const double next = std::floor(at / interval_s_ + 1e-9) + 1;
   next_mark_ =
-      t_measure_ + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(interval_s_ * (slot + 1)));
+      t_measure_ + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(interval_s_ * next));
 }
 
 std::vector<double> stream::round_series(bool rx, std::uint32_t slots) const {
@@ -164,7 +165,7 @@ std::vector<double> stream::round_series(bool rx, std::uint32_t slots) const {
   }
   for (std::uint32_t p = 0; p < n; ++p) {
     if (by_peer[p].empty()) continue;
-    const auto rates = stats::slot_rates(mark_at_, mark_slot_, by_peer[p], slots, size_);
+    const auto rates = stats::slot_rates(mark_at_, by_peer[p], slots, interval_s_, size_);
     std::copy(rates.begin(), rates.end(), out.begin() + static_cast<std::ptrdiff_t>(std::size_t{p} * slots));
   }
   return out;

@@ -22,6 +22,7 @@ std::string_view pair_units(std::string_view n) {
   if (n == "tx_rate" || n == "rx_rate") return "messages/s";
   if (n == "tx_msgs" || n == "rx_msgs" || n == "tx_total" || n == "rx_total" || n == "verify_errors") return "messages";
   if (n == "tx_bytes" || n == "rx_bytes") return "bytes";
+  if (n == "tx_s" || n == "rx_s") return "s";
   if (n == "round") return "index";
   if (n == "flags") return "bitmask";
   if (n == "share") return "fraction";

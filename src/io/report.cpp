@@ -269,6 +269,24 @@ std::vector<std::string> retest_lines(const run_record& r, std::span<const fabri
   return lines;
 }
 
+std::vector<std::string> window_lines(const options& o, const run_record& r, std::span<const fabric::rank_info> ranks) {
+  std::vector<std::string> lines;
+  if (!r.bw || !o.duration_mode()) return lines;
+  const auto windows = stats::rank_windows(*r.bw);
+  for (std::size_t rank = 0; rank < windows.size(); ++rank) {
+    const double w = windows[rank];
+    if (!(w < 0.9 * o.duration_s)) continue;  // NaN: it measured no pair
+    const std::string who = rank < ranks.size() ? fmt::format("rank {} ({}, {})", rank, fabric::text(ranks[rank].host),
+                                                              fabric::text(ranks[rank].device))
+                                                : fmt::format("rank {}", rank);
+    lines.push_back(fmt::format(
+        "# short window: {} measured {:.3g} s of the {:.3g} s interval (no CPU when it opened: an oversubscribed node "
+        "or a stopped rank); {}",
+        who, w, o.duration_s, w > 0 ? "its figures cover what it measured" : "its figures are NaN"));
+  }
+  return lines;
+}
+
 std::vector<std::string> outlier_lines(const run_record& r, std::span<const fabric::rank_info> ranks) {
   std::vector<std::string> lines;
   if (!r.outliers) return lines;

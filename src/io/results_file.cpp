@@ -249,6 +249,8 @@ void results_file::write_run(const options& o, const run_record& run) {
     write_square(r, "rx_bw", m.rx_bw);
     write_square(r, "tx_rate", m.tx_rate);
     write_square(r, "rx_rate", m.rx_rate);
+    write_square(r, "tx_s", m.tx_s);
+    write_square(r, "rx_s", m.rx_s);
     write_square(r, "tx_msgs", m.tx_msgs);
     write_square(r, "rx_msgs", m.rx_msgs);
     write_square(r, "tx_bytes", m.tx_bytes);

@@ -40,10 +40,10 @@ run_matrices assemble(std::span<const pair_counters> rows, std::uint32_t n, std:
                       bool rx_measurable) {
   if (rows.size() != std::size_t{n} * n) throw std::invalid_argument("assemble: rows must hold n records per rank");
   run_matrices m{square<double>(n, nan),      square<double>(n, nan),      square<double>(n, nan),
-                 square<double>(n, nan),      square<std::uint64_t>(n, 0), square<std::uint64_t>(n, 0),
+                 square<double>(n, nan),      square<double>(n, nan),      square<double>(n, nan),
                  square<std::uint64_t>(n, 0), square<std::uint64_t>(n, 0), square<std::uint64_t>(n, 0),
-                 square<std::uint64_t>(n, 0), square<std::uint64_t>(n, 0), square<std::uint8_t>(n, 0),
-                 square<std::int32_t>(n, -1)};
+                 square<std::uint64_t>(n, 0), square<std::uint64_t>(n, 0), square<std::uint64_t>(n, 0),
+                 square<std::uint64_t>(n, 0), square<std::uint8_t>(n, 0),  square<std::int32_t>(n, -1)};
   auto per_second = [](double x, double seconds) { return seconds > 0 ? x / seconds : nan; };
   for (std::uint32_t src = 0; src < n; ++src) {
     for (std::uint32_t dst = 0; dst < n; ++dst) {
@@ -55,6 +55,7 @@ run_matrices assemble(std::span<const pair_counters> rows, std::uint32_t n, std:
       m.tx_total.at(src, dst) = at_src.tx_total;
       m.tx_bw.at(src, dst) = per_second(static_cast<double>(at_src.tx_msgs * msg_size), at_src.tx_seconds);
       m.tx_rate.at(src, dst) = per_second(static_cast<double>(at_src.tx_msgs), at_src.tx_seconds);
+      if (at_src.round >= 0) m.tx_s.at(src, dst) = at_src.tx_seconds;  // NaN: the pair did not run
       m.round.at(src, dst) = at_src.round;
       m.rx_total.at(src, dst) = at_dst.rx_total;
       m.verify_errors.at(src, dst) = at_dst.verify_errors;
@@ -63,6 +64,7 @@ run_matrices assemble(std::span<const pair_counters> rows, std::uint32_t n, std:
         m.rx_bytes.at(src, dst) = at_dst.rx_msgs * msg_size;
         m.rx_bw.at(src, dst) = per_second(static_cast<double>(at_dst.rx_msgs * msg_size), at_dst.rx_seconds);
         m.rx_rate.at(src, dst) = per_second(static_cast<double>(at_dst.rx_msgs), at_dst.rx_seconds);
+        if (at_src.round >= 0) m.rx_s.at(src, dst) = at_dst.rx_seconds;
       }
       // the sender's tx flag and the receiver's rx flags describe the same directed pair
       m.flags.at(src, dst) =
@@ -70,6 +72,21 @@ run_matrices assemble(std::span<const pair_counters> rows, std::uint32_t n, std:
     }
   }
   return m;
+}
+
+std::vector<double> rank_windows(const run_matrices& m) {
+  std::vector<double> out(m.tx_s.n, nan);
+  auto take = [&](std::uint32_t rank, double s) {
+    if (std::isfinite(s) && !(out[rank] <= s)) out[rank] = s;
+  };
+  for (std::uint32_t a = 0; a < m.tx_s.n; ++a) {
+    for (std::uint32_t b = 0; b < m.tx_s.n; ++b) {
+      if (a == b || m.round.at(a, b) < 0) continue;
+      take(a, m.tx_s.at(a, b));
+      take(b, m.rx_s.at(a, b));
+    }
+  }
+  return out;
 }
 
 summary summarize(const square<double>& m, const square<std::int32_t>& round) {

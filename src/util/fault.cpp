@@ -33,10 +33,10 @@ bool number(std::string_view s, T& out) {
 std::optional<fault> parse_fault(std::string_view spec, std::uint32_t n_ranks) {
   if (spec.empty()) return std::nullopt;
   auto bad = [&](std::string_view why) {
-    return usage_error(
-        fmt::format("RDMAMESH_FAULT='{}': {}; use rkey:SRC:DST, corrupt:SRC:DST[:MSG], "
-                    "kill:RANK[:SECONDS[:RUN]], term[:SECONDS[:RUN]] or slow:SRC:DST|*[:PCT] (ranks 0..{})",
-                    spec, why, n_ranks ? n_ranks - 1 : 0));
+    return usage_error(fmt::format(
+        "RDMAMESH_FAULT='{}': {}; use rkey:SRC:DST, corrupt:SRC:DST[:MSG], "
+        "kill:RANK[:SECONDS[:RUN]], term[:SECONDS[:RUN]], slow:SRC:DST|*[:PCT] or stall:RANK[:RUN] (ranks 0..{})",
+        spec, why, n_ranks ? n_ranks - 1 : 0));
   };
   const auto parts = split(spec);
   fault f;
@@ -86,6 +86,11 @@ std::optional<fault> parse_fault(std::string_view spec, std::uint32_t n_ranks) {
     if (parts.size() == 4 && (!number(parts[3], f.pct) || !(f.pct > 0 && f.pct < 100))) {
       throw bad("the rate is not a percentage between 0 and 100");
     }
+  } else if (parts[0] == "stall") {
+    f.what = fault::kind::stall;
+    if (parts.size() < 2 || parts.size() > 3) throw bad("wrong number of fields");
+    rank(parts[1], f.src);
+    if (parts.size() == 3 && !number(parts[2], f.run)) throw bad("the run is not a run number");
   } else {
     throw bad(fmt::format("unknown fault '{}'", parts[0]));
   }

@@ -47,13 +47,22 @@ TEST_CASE("parse_fault reads each kind with its defaults") {
   CHECK(any->hits(2, 0));
   CHECK(any->hits(2, 3));
   CHECK_FALSE(any->hits(3, 2));
+  const auto stall = parse_fault("stall:3", 4);
+  REQUIRE(stall);
+  CHECK(stall->what == fault::kind::stall);
+  CHECK(stall->src == 3);
+  CHECK(stall->run == 0);
+  CHECK(parse_fault("stall:1:2", 4)->run == 2);
 }
 
 TEST_CASE("parse_fault rejects typos with the accepted forms") {
-  for (const char* spec : {"rkey",       "rkey:1",        "rkey:1:2:3",      "rkey:1:1", "rkey:1:4",    "rkey:-1:2",
-                           "rkey:a:2",   "corrupt:0:1:x", "corrupt:0:1:2:3", "kill",     "kill:9",      "kill:1:soon",
-                           "kill:1:-2",  "kill:1:2:x", "kill:1:2:3:4", "term:x", "term:1:y", "term:1:2:3",    "flip:0:1",        ":",        "slow:1",      "slow:1:1",
-                           "slow:1:2:0", "slow:1:2:100",  "slow:1:2:x",      "slow:*:2", "slow:1:2:3:4"}) {
+  for (const char* spec : {"rkey",       "rkey:1",       "rkey:1:2:3",    "rkey:1:1",        "rkey:1:4",
+                           "rkey:-1:2",  "rkey:a:2",     "corrupt:0:1:x", "corrupt:0:1:2:3", "kill",
+                           "kill:9",     "kill:1:soon",  "kill:1:-2",     "kill:1:2:x",      "kill:1:2:3:4",
+                           "term:x",     "term:1:y",     "term:1:2:3",    "flip:0:1",        ":",
+                           "slow:1",     "slow:1:1",     "slow:1:2:0",    "slow:1:2:100",    "slow:1:2:x",
+                           "slow:*:2",   "slow:1:2:3:4", "stall",         "stall:4",         "stall:1:x",
+                           "stall:1:2:3"}) {
     CAPTURE(spec);
     try {
       (void)parse_fault(spec, 4);

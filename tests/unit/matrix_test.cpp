@@ -198,3 +198,29 @@ TEST_CASE("summary: min, median, max and aggregate over finite off-diagonal entr
   CHECK(stats::summarize(m).median == doctest::Approx(3.5));
   CHECK(stats::summarize(stats::square<double>(2, std::nan(""))).pairs == 0);
 }
+
+TEST_CASE("tx_s and rx_s: the seconds each figure divides by; a rank's window is its shortest") {
+  const std::uint32_t n = 3;
+  auto rows = synthetic(n);
+  for (auto& c : rows) c.round = 0;
+  rows[std::size_t{1} * n + 0].rx_seconds = 0.5;  // rank 1 received from 0 over 0.5 s
+  rows[std::size_t{2} * n + 0].tx_seconds = 0;    // rank 2 had no CPU for its window
+  rows[std::size_t{2} * n + 1].tx_seconds = 0;
+  rows[std::size_t{2} * n + 0].rx_seconds = 0;
+  rows[std::size_t{2} * n + 1].rx_seconds = 0;
+  rows[std::size_t{0} * n + 1].round = -1;  // 0 -> 1 did not run
+  const auto m = stats::assemble(rows, n, 1000, true);
+  CHECK(m.tx_s.at(1, 2) == 2.0);
+  CHECK(std::isnan(m.tx_s.at(0, 1)));
+  CHECK(std::isnan(m.rx_s.at(0, 1)));
+  CHECK(std::isnan(m.tx_s.at(0, 0)));
+  CHECK(m.tx_s.at(2, 0) == 0);
+  CHECK(std::isnan(m.tx_bw.at(2, 0)));  // 0 s measured: no figure
+  CHECK(m.rx_s.at(0, 2) == 0);          // what rank 2 received, over its 0 s
+  const auto w = stats::rank_windows(m);
+  CHECK(w[0] == 2.0);
+  CHECK(w[1] == 2.0);  // its 0.5 s receive window belongs to 0 -> 1, which did not run
+  CHECK(w[2] == 0);
+  rows[std::size_t{0} * n + 1].round = 0;
+  CHECK(stats::rank_windows(stats::assemble(rows, n, 1000, true))[1] == 0.5);
+}

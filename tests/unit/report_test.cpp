@@ -173,3 +173,28 @@ TEST_CASE("every outlier cause has its text line, failed pairs included (the fil
   CHECK(failed == 2);
   CHECK(has(fmt::format("{}", fmt::join(lines, "\n")), "# slow: link rank 1 (b, rxe0) -> rank 0 (a, rxe0)"));
 }
+
+TEST_CASE("a rank that measured less than 90 % of a duration interval gets a short-window line") {
+  fabric::port_choice port;
+  port.device = "rxe0";
+  const mpi::node_info a0{0, 1, 0, 3}, b0{0, 1, 1, 3}, c0{0, 1, 2, 3};
+  std::vector<fabric::rank_info> ranks{fabric::make_rank_info("a", &port, nullptr, a0, false),
+                                       fabric::make_rank_info("b", &port, nullptr, b0, false),
+                                       fabric::make_rank_info("c", &port, nullptr, c0, false)};
+  options o;
+  o.duration_s = 1;
+  io::run_record rec = bw_record(3, pattern_kind::mesh);
+  CHECK(io::window_lines(o, rec, ranks).empty());
+  rec.bw->tx_s.at(1, 0) = 0.95;  // within 90 %: not worth a line
+  CHECK(io::window_lines(o, rec, ranks).empty());
+  rec.bw->tx_s.at(1, 2) = 0.5;
+  rec.bw->rx_s.at(0, 2) = 0;  // rank 2 measured nothing as a receiver
+  const auto lines = io::window_lines(o, rec, ranks);
+  REQUIRE(lines.size() == 2);
+  CHECK(has(lines[0], "# short window: rank 1 (b, rxe0) measured 0.5 s of the 1 s interval"));
+  CHECK(has(lines[0], "its figures cover what it measured"));
+  CHECK(has(lines[1], "rank 2 (c, rxe0) measured 0 s"));
+  CHECK(has(lines[1], "its figures are NaN"));
+  o.iters = 100;  // iterations: every pair has its own interval
+  CHECK(io::window_lines(o, rec, ranks).empty());
+}

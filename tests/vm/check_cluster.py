@@ -101,14 +101,17 @@ def main():
             check(m.any(), f"run {name}: no pair measured")
             # every measured pair moved data over its whole round (warm-up and drain too): a pair a
             # busy CPU starves can see nothing inside a short interval, an honest 0 there
-            for what, bw in (("tx_total", "tx_bw"), ("rx_total", "rx_bw")):
-                if what == "rx_total" and np.isnan(g[bw][()][m]).all():
+            # a figure is NaN exactly where its rank measured 0 s (no CPU for its whole window)
+            for what, bw, secs in (("tx_total", "tx_bw", "tx_s"), ("rx_total", "rx_bw", "rx_s")):
+                if what == "rx_total" and np.isnan(g[secs][()][m]).all():
                     continue  # the receiver cannot see one-sided traffic
                 v = g[what][()]
                 bad = np.argwhere(m & ~(v > 0))
                 check(len(bad) == 0, f"run {name}: {what} not > 0 for pairs {bad.tolist()[:6]}")
-                b = g[bw][()][m]
-                check(np.all(np.isfinite(b) & (b >= 0)) and np.any(b > 0), f"run {name}: {bw} {b.tolist()[:6]}")
+                b, t = g[bw][()][m], g[secs][()][m]
+                check(np.all(np.isfinite(t) & (t >= 0)), f"run {name}: {secs} {t.tolist()[:6]}")
+                check(np.all(np.isfinite(b) == (t > 0)) and np.all(b[t > 0] >= 0) and np.any(b[t > 0] > 0),
+                      f"run {name}: {bw} {b.tolist()[:6]} over {secs} {t.tolist()[:6]}")
             cross += int((m & (node[:, None] != node[None, :])).sum())
         check(cross > 0, "no measured pair crossed nodes")
         if a.scaling:
@@ -118,8 +121,18 @@ def main():
                 check(steps == want, f"/scaling/{p}: steps {steps}, expected {want}")
                 nb = g["node_bw"][()]
                 check(nb.shape[2] == k, f"/scaling/{p}/node_bw has {nb.shape[2]} nodes, expected {k}")
-                # a point per node and step; a node's ranks may all be starved in one short interval
-                check(np.all(np.isfinite(nb) & (nb >= 0)) and np.all(nb.max(axis=2) > 0),
+                # a point per node and step, unless every active rank of that node measured 0 s
+                # (its run's tx_s); a node's ranks may all be starved to 0 in one short interval
+                starved = np.zeros(nb.shape, dtype=bool)
+                for (si, ki), r in np.ndenumerate(g["runs"][()]):
+                    run = f["runs"][f"{int(r):04d}"]
+                    act = run["active"][()].astype(bool) if "active" in run else np.ones(n, dtype=bool)
+                    sent = np.any(run["tx_s"][()] > 0, axis=1)  # NaN (diagonal, idle pairs) is not > 0
+                    for j in range(k):
+                        mine = act & (node == j)
+                        starved[si, ki, j] = mine.any() and not sent[mine].any()
+                check(np.all(np.isfinite(nb) | starved) and np.all(nb[np.isfinite(nb)] >= 0) and
+                      np.all(np.nanmax(np.where(starved, np.nan, nb), axis=2) > 0),
                       f"/scaling/{p}: a node without a point: {nb.tolist()}")
         want = ",".join(str(i) for i in range(1, n) if node[i] != node[i - 1])
         if a.report:

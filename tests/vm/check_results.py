@@ -23,6 +23,8 @@ def main():
     ap.add_argument("--sizes", default=None, help="comma list of sizes in bytes, in run order")
     ap.add_argument("--iters", type=int, help="iterations mode: exact message or sample counts per pair")
     ap.add_argument("--verify", action="store_true", help="payloads were verified")
+    ap.add_argument("--stalled", type=int, help="RDMAMESH_FAULT=stall:RANK: that rank measured 0 s in run 0, "
+                                                "every other rank more; its figures and series are NaN")
     a = ap.parse_args()
     errors = []
 
@@ -83,6 +85,8 @@ def main():
             rcheck((run["flags"][()] == 0).all(), f"failed pairs:\n{run['flags'][()]}")
             if a.mode == "bw":
                 check_bw(run, a, n, off, rcheck)
+                if a.stalled is not None and run.name == "/runs/0000":
+                    check_stalled(run, a.stalled, n, rcheck)
             else:
                 check_lat(run, a, n, off, rcheck)
 
@@ -102,8 +106,12 @@ def main():
                 check("contention" in run, f"mesh run at {run.attrs['size']} B has no contention matrix")
                 if "contention" in run:
                     c = run["contention"][()]
-                    # a pair starved to 0 in the mesh interval has contention 0, not a missing value
-                    check(np.isfinite(c[off]).all() and (c[off] >= 0).all() and (c[off] > 0).any(),
+                    vs = run.attrs["contention_vs"]
+                    alone = next(r for r in runs if r.attrs["pattern"] == vs and r.attrs["size"] == run.attrs["size"])
+                    # mesh / pairwise wherever both were measured and the pairwise one is > 0: a pair
+                    # starved to 0 in the mesh interval has contention 0, not a missing value
+                    want = np.isfinite(run["tx_bw"][()]) & (alone["tx_bw"][()] > 0)
+                    check((np.isfinite(c) == want)[off].all() and (c[want] >= 0).all() and (c[want] > 0).any(),
                           f"contention not measured:\n{c}")
 
     if errors:
@@ -116,31 +124,40 @@ def main():
 
 def check_bw(run, a, n, off, rcheck):
     m = {k: run[k][()] for k in ("tx_bw", "rx_bw", "tx_rate", "tx_msgs", "rx_msgs", "tx_bytes", "tx_total",
-                                 "rx_total", "verify_errors", "round")}
+                                 "rx_total", "verify_errors", "round", "tx_s", "rx_s")}
     for k, v in m.items():
         rcheck(v.shape == (n, n), f"{k} has shape {v.shape}")
     rcheck(np.isnan(np.diag(m["tx_bw"])).all(), "tx_bw diagonal is not NaN")
     rcheck(np.isnan(np.diag(m["rx_bw"])).all(), "rx_bw diagonal is not NaN")
     # Every pair moved data: counted over the whole round (warm-up and drain too), since a pair
     # starved by a busy CPU can see no completion inside a short interval, an honest 0 there.
-    # An interval that never opened gives NaN, so "finite and >= 0" still finds that.
+    # A figure is NaN exactly where its rank measured 0 s (no CPU for its whole window: seen
+    # with two VMs and stress-ng on 2 cores), and some pair of every run measured a send.
     rcheck((m["tx_total"][off] > 0).all(), f"a pair completed no send in its round:\n{m['tx_total']}")
+    rcheck((np.isfinite(m["tx_s"][off]) & (m["tx_s"][off] >= 0)).all(),
+           f"tx_s is not the pairs' measured seconds:\n{m['tx_s']}")
     for k in ("tx_bw", "tx_rate"):
-        rcheck((np.isfinite(m[k][off]) & (m[k][off] >= 0)).all(), f"a {k} pair is not finite and >= 0:\n{m[k]}")
+        v, want = m[k][off], m["tx_s"][off] > 0
+        rcheck((np.isfinite(v) == want).all() and (v[want] >= 0).all(),
+               f"a {k} pair is not finite and >= 0 where its rank measured > 0 s, or not NaN where 0 s:\n{m[k]}\n{m['tx_s']}")
     rcheck(m["tx_msgs"][off].sum() > 0, f"no send completed in any measured interval:\n{m['tx_msgs']}")
     rcheck(((m["tx_msgs"][off] > 0) == (m["tx_bw"][off] > 0)).all(), "tx_bw > 0 exactly where tx_msgs > 0")
     rcheck((m["round"][off] >= 0).all(), f"a pair ran in no round:\n{m['round']}")
     rcheck((m["round"][off] < int(run.attrs["rounds"])).all(), "a pair's round is out of range")
     rcheck((m["tx_bytes"] == m["tx_msgs"] * int(run.attrs["size"])).all(), "tx_bytes != tx_msgs * size")
     if a.op in RECEIVER_SEES:
-        rcheck((np.isfinite(m["rx_bw"][off]) & (m["rx_bw"][off] >= 0)).all(),
-               f"an rx_bw pair is not finite and >= 0:\n{m['rx_bw']}")
+        v, want = m["rx_bw"][off], m["rx_s"][off] > 0
+        rcheck((np.isfinite(m["rx_s"][off]) & (m["rx_s"][off] >= 0)).all(), f"rx_s:\n{m['rx_s']}")
+        rcheck((np.isfinite(v) == want).all() and (v[want] >= 0).all(),
+               f"an rx_bw pair is not finite and >= 0 where its receiver measured > 0 s, or not NaN where 0 s:"
+               f"\n{m['rx_bw']}\n{m['rx_s']}")
         rcheck(m["rx_msgs"][off].sum() > 0, f"no message arrived in any measured interval:\n{m['rx_msgs']}")
         rcheck(((m["rx_msgs"][off] > 0) == (m["rx_bw"][off] > 0)).all(), "rx_bw > 0 exactly where rx_msgs > 0")
         # nothing lost: every message a sender saw complete was received
         rcheck((m["rx_total"] == m["tx_total"]).all(), f"rx_total != tx_total:\n{m['tx_total']}\n{m['rx_total']}")
     else:
-        rcheck(np.isnan(m["rx_bw"]).all(), f"rx_bw is measured for one-sided {a.op}:\n{m['rx_bw']}")
+        rcheck(np.isnan(m["rx_bw"]).all() and np.isnan(m["rx_s"]).all(),
+               f"rx_bw is measured for one-sided {a.op}:\n{m['rx_bw']}")
     if a.verify:
         rcheck(int(run.attrs["verify"]) == 1, "run was not verified")
         rcheck((m["verify_errors"] == 0).all(), f"verify errors:\n{m['verify_errors']}")
@@ -154,6 +171,23 @@ def check_bw(run, a, n, off, rcheck):
         rcheck(np.allclose(sums, 1.0), f"incast shares do not sum to 1 per target: {sums}")
         fair = run["fairness"][()]
         rcheck(((fair > 0) & (fair <= 1 + 1e-9)).all(), f"fairness outside (0, 1]: {fair}")
+
+
+def check_stalled(run, r, n, rcheck):
+    others = np.arange(n) != r
+    tx_s, rx_s = run["tx_s"][()], run["rx_s"][()]
+    rcheck((tx_s[r, others] == 0).all() and (rx_s[others, r] == 0).all(),
+           f"stalled rank {r} measured > 0 s:\n{tx_s}\n{rx_s}")
+    rcheck(np.isnan(run["tx_bw"][()][r]).all() and np.isnan(run["rx_bw"][()][:, r]).all(),
+           f"stalled rank {r} has figures")
+    mine = np.zeros((n, n), dtype=bool)
+    mine[r, :] = mine[:, r] = True
+    rcheck((tx_s[~mine & ~np.eye(n, dtype=bool)] > 0).all(), f"a rank other than {r} measured 0 s:\n{tx_s}")
+    if "tx_bw_t" in run:
+        rcheck(np.isnan(run["tx_bw_t"][()][:, r, :]).all() and np.isnan(run["rx_bw_t"][()][:, :, r]).all(),
+               f"stalled rank {r} has a time series")
+        rcheck(np.isfinite(run["tx_bw_t"][()][0][~mine & ~np.eye(n, dtype=bool)]).all(),
+               "another rank's series lacks its first slot")
 
 
 def check_lat(run, a, n, off, rcheck):

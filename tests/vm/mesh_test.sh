@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Inside the SoftRoCE VM: 2- and 4-rank write_imm meshes with --verify; every off-diagonal
-# pair moved messages on both sides, nothing lost, the 4-rank console shows a 12-pair matrix.
+# pair moved messages on both sides, nothing lost, the 4-rank console shows a 12-pair matrix;
+# a rank stalled through its whole window is named and measures 0 s.
 source "$(dirname "$0")/lib.sh"
 
 mesh mesh2 2 "--op write_imm --sizes 65536 --verify" -- -s 64K -D 1 --warmup 0.5 --verify
@@ -12,4 +13,18 @@ grep -q "# mesh send bandwidth \[Gb/s\]" "$tmp/mesh4.txt" || fail "mesh4: consol
 rows=$(grep -cE '^ +[0-3]( +([0-9]+\.[0-9]+|-)){4}$' "$tmp/mesh4.txt")
 [ "$rows" = 4 ] || fail "mesh4: matrix has $rows rows of 4 columns, expected 4"
 grep -q "# verify: ok" "$tmp/mesh4.txt" || fail "mesh4: verify did not report ok"
+
+# a rank with no CPU for its whole window (RDMAMESH_FAULT=stall:2 sleeps through it): the
+# console names it, its figures are NaN over 0 s, every other rank's are measured
+echo "== stall3: RDMAMESH_FAULT=stall:2 mpirun -np 3 rdmamesh -s 4K -D 1 --warmup 0.3 --interval 0.25"
+if RDMAMESH_FAULT=stall:2 mpirun -np 3 -x RDMAMESH_FAULT "$bin" -s 4K -D 1 --warmup 0.3 --interval 0.25 \
+  -o "$tmp/stall3.h5" >"$tmp/stall3.txt" 2>&1; then
+  cat "$tmp/stall3.txt"
+  grep -qE "^# short window: rank 2 \(.*\) measured 0 s of the 1 s interval .* its figures are NaN$" "$tmp/stall3.txt" ||
+    fail "stall3: no short-window line naming rank 2 at 0 s"
+  [ "$(grep -c "^# short window:" "$tmp/stall3.txt")" = 1 ] || fail "stall3: a short-window line for another rank"
+  later "stall3: results file" "$here/check_results.py" "$tmp/stall3.h5" --ranks 3 --op write_imm --sizes 4096 --stalled 2
+else
+  cat "$tmp/stall3.txt"; fail "stall3: rdmamesh exited non-zero"
+fi
 finish

@@ -20,6 +20,9 @@ class stream {
          const fabric::endpoint& ep);
 
   void begin_round(std::uint64_t size, const plan::round_role& role);
+  // RDMAMESH_FAULT=stall: this rank sleeps through the next round's window, from its warm-up's
+  // end past the interval's end, so it measures 0 s (duration mode)
+  void stall_next_window() { stall_ = true; }
   // --connect round, before begin_round: the QPs the endpoint connected for the round.
   void relink(std::span<const fabric::session_link> links);
   void start();     // the round's clock: warm-up, then the measured interval
@@ -104,9 +107,9 @@ class stream {
   clock::time_point resume_at_{}, active_since_{};
   // --interval: marks read from the clock the hot loop already reads, [mark] and [mark][session]
   double interval_s_ = 0;
+  bool stall_ = false;  // RDMAMESH_FAULT=stall, for the next window
   clock::time_point next_mark_{};
   std::vector<double> mark_at_;
-  std::vector<std::uint32_t> mark_slot_;
   std::vector<std::uint64_t> mark_tx_, mark_rx_;
 };
 

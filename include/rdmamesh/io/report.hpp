@@ -29,6 +29,11 @@ std::string format_run(const options& o, const run_record& r);
 // receives at 43 % of the median; 14 pairs`. Empty when every pair is within --slow.
 std::vector<std::string> outlier_lines(const run_record& r, std::span<const fabric::rank_info> ranks);
 
+// Duration runs: one `# short window:` line per rank that measured less than 90 % of the
+// interval, e.g. `# short window: rank 1 (n2, rxe0) measured 0 s of the 1 s interval (no CPU
+// when it opened: an oversubscribed node or a stopped rank); its figures are NaN`.
+std::vector<std::string> window_lines(const options& o, const run_record& r, std::span<const fabric::rank_info> ranks);
+
 // Where setup went: `# setup [s] median/max over ranks: placement 0.01/0.02 … barrier …;
 // slowest rank 3 (node07) 0.51 s` and a `# resources:` line (QPs, CQ entries, registered
 // bytes per rank and per node, whose ranks share its NIC).

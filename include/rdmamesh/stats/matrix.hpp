@@ -33,6 +33,9 @@ struct run_matrices {
   square<double> rx_bw;    // bytes/s the destination received from the source; NaN where not measurable
   square<double> tx_rate;  // messages/s, same conventions
   square<double> rx_rate;
+  // seconds each figure divides by: the measuring rank's interval (duration mode) or the pair's
+  // own (iterations); 0 where that rank had no CPU for its whole window, so its figures are NaN
+  square<double> tx_s, rx_s;
   square<std::uint64_t> tx_msgs, rx_msgs, tx_bytes, rx_bytes;
   square<std::uint64_t> tx_total, rx_total;  // whole round, warm-up and drain included
   square<std::uint64_t> verify_errors;       // counted at the destination
@@ -43,6 +46,11 @@ struct run_matrices {
 // `rows` holds n records per rank in rank order: rows[r * n + p] is rank r's view of peer p.
 // `rx_measurable`: whether the receiver saw each message (false for one-sided WRITE and READ).
 run_matrices assemble(std::span<const pair_counters> rows, std::uint32_t n, std::uint64_t msg_size, bool rx_measurable);
+
+// Each rank's shortest measured window over the pairs it measured (its tx_s row, its rx_s
+// column): NaN for a rank that measured no pair. Duration rounds share one interval, so a
+// window short of it means the rank had no CPU when the interval opened.
+std::vector<double> rank_windows(const run_matrices& m);
 
 struct summary {
   std::size_t pairs = 0;  // finite off-diagonal entries

@@ -13,11 +13,12 @@ namespace rdmamesh::stats {
 // sampling is off.
 std::uint32_t series_slots(double duration_s, double interval_s);
 
-// Marks: `at_s` (seconds since the interval began, increasing), `slot_of` (the grid boundary
-// each was read at: floor(at / interval), the final mark the number of slots it closes) and
-// `count` (cumulative messages). Slots between two marks get their rate; slots no pair of
-// marks spans are NaN (a job cut short).
-std::vector<double> slot_rates(std::span<const double> at_s, std::span<const std::uint32_t> slot_of,
-                               std::span<const std::uint64_t> count, std::uint32_t slots, std::uint64_t msg_size);
+// Marks: `at_s` (seconds since the interval began, increasing, the last one its end) and
+// `count` (cumulative messages at each). Slot k's rate is what completed in [k, k+1) x
+// `interval_s`, counts interpolated linearly between marks (a mark read late by a busy loop
+// moves no bytes between slots); the last slot the interval reaches ends at its end, partial
+// or over-long; slots after the end are NaN. Rate x slot width adds up to the bytes.
+std::vector<double> slot_rates(std::span<const double> at_s, std::span<const std::uint64_t> count, std::uint32_t slots,
+                               double interval_s, std::uint64_t msg_size);
 
 }  // namespace rdmamesh::stats

@@ -11,6 +11,9 @@
 //                                        time limit, at a moment no busy machine can blur
 //   RDMAMESH_FAULT=slow:SRC:DST[:PCT]    SRC holds back its posts to DST (* for every peer) so
 //                                        that pair runs at about PCT % (default 50) of its rate
+//   RDMAMESH_FAULT=stall:RANK[:RUN]      RANK sleeps from its warm-up's end past its interval's
+//                                        end in run RUN (default 0), first round: no CPU for its
+//                                        whole window, as on a badly oversubscribed node
 // Not a user feature: it is parsed strictly and named in the header when set.
 #pragma once
 
@@ -22,13 +25,13 @@
 namespace rdmamesh {
 
 struct fault {
-  enum class kind : std::uint8_t { rkey, corrupt, kill, term, slow };
+  enum class kind : std::uint8_t { rkey, corrupt, kill, term, slow, stall };
   kind what = kind::rkey;
-  std::uint32_t src = 0;  // kill: the rank that dies
+  std::uint32_t src = 0;  // kill: the rank that dies; stall: the rank that sleeps
   std::uint32_t dst = 0;
   std::uint64_t message = 5;  // corrupt
   double seconds = 2.0;       // kill, term
-  std::uint32_t run = 0;      // kill, term: counted from the start of this run
+  std::uint32_t run = 0;      // kill, term: counted from the start of this run; stall: in it
   bool any_dst = false;       // slow: DST was '*'
   double pct = 50;            // slow
 
