@@ -85,7 +85,7 @@ def main():
             check(node[rank] == i, f"rank {rank}: /ranks/node {node[rank]}, expected {i}")
             check(local[rank] == lr, f"rank {rank}: /ranks/local_rank {local[rank]}, expected {lr}")
         check(int(f.attrs["n_nodes"]) == k, f"n_nodes {f.attrs['n_nodes']}, expected {k}")
-        cross = 0
+        cross, moved = 0, {}
         for name, g in f["runs"].items():
             if g.attrs["mode"] != "bw":  # lat --pattern pairs: every ordered pair pinged
                 m = ~np.eye(n, dtype=bool)
@@ -110,9 +110,13 @@ def main():
                 check(len(bad) == 0, f"run {name}: {what} not > 0 for pairs {bad.tolist()[:6]}")
                 b, t = g[bw][()][m], g[secs][()][m]
                 check(np.all(np.isfinite(t) & (t >= 0)), f"run {name}: {secs} {t.tolist()[:6]}")
-                check(np.all(np.isfinite(b) == (t > 0)) and np.all(b[t > 0] >= 0) and np.any(b[t > 0] > 0),
+                check(np.all(np.isfinite(b) == (t > 0)) and np.all(b[t > 0] >= 0),
                       f"run {name}: {bw} {b.tolist()[:6]} over {secs} {t.tolist()[:6]}")
+                moved[bw] = moved.get(bw, False) or bool(np.any(b[t > 0] > 0))
             cross += int((m & (node[:, None] != node[None, :])).sum())
+        # some run measured traffic; not every one: a 0.5 s window with CQ moderation on a
+        # starved VM can honestly count no signaled completion
+        check(all(moved.values()), f"no run measured traffic: {moved}")
         check(cross > 0, "no measured pair crossed nodes")
         if a.scaling:
             for p, g in f["scaling"].items():

@@ -89,6 +89,13 @@ def main():
                     check_stalled(run, a.stalled, n, rcheck)
             else:
                 check_lat(run, a, n, off, rcheck)
+        if a.mode == "bw" and runs:
+            # counting inside the interval works: some run of the file measured a send (and a
+            # receive). Not every run: with CQ moderation (-Q 100 at 4 KiB) a 0.5 s window on a
+            # starved VM can honestly count no signaled completion at all (seen, 3 ranks, load 6)
+            check(any(r["tx_msgs"][()][off].sum() > 0 for r in runs), "no send completed in any measured interval")
+            if a.op in RECEIVER_SEES:
+                check(any(r["rx_msgs"][()][off].sum() > 0 for r in runs), "no message arrived in any measured interval")
 
         if sizes and len(sizes) > 1:
             for p in patterns:
@@ -111,7 +118,7 @@ def main():
                     # mesh / pairwise wherever both were measured and the pairwise one is > 0: a pair
                     # starved to 0 in the mesh interval has contention 0, not a missing value
                     want = np.isfinite(run["tx_bw"][()]) & (alone["tx_bw"][()] > 0)
-                    check((np.isfinite(c) == want)[off].all() and (c[want] >= 0).all() and (c[want] > 0).any(),
+                    check((np.isfinite(c) == want)[off].all() and (c[want] >= 0).all(),
                           f"contention not measured:\n{c}")
 
     if errors:
@@ -132,7 +139,7 @@ def check_bw(run, a, n, off, rcheck):
     # Every pair moved data: counted over the whole round (warm-up and drain too), since a pair
     # starved by a busy CPU can see no completion inside a short interval, an honest 0 there.
     # A figure is NaN exactly where its rank measured 0 s (no CPU for its whole window: seen
-    # with two VMs and stress-ng on 2 cores), and some pair of every run measured a send.
+    # with two VMs and stress-ng on 2 cores); some run of the file measured a send (below).
     rcheck((m["tx_total"][off] > 0).all(), f"a pair completed no send in its round:\n{m['tx_total']}")
     rcheck((np.isfinite(m["tx_s"][off]) & (m["tx_s"][off] >= 0)).all(),
            f"tx_s is not the pairs' measured seconds:\n{m['tx_s']}")
@@ -140,7 +147,6 @@ def check_bw(run, a, n, off, rcheck):
         v, want = m[k][off], m["tx_s"][off] > 0
         rcheck((np.isfinite(v) == want).all() and (v[want] >= 0).all(),
                f"a {k} pair is not finite and >= 0 where its rank measured > 0 s, or not NaN where 0 s:\n{m[k]}\n{m['tx_s']}")
-    rcheck(m["tx_msgs"][off].sum() > 0, f"no send completed in any measured interval:\n{m['tx_msgs']}")
     rcheck(((m["tx_msgs"][off] > 0) == (m["tx_bw"][off] > 0)).all(), "tx_bw > 0 exactly where tx_msgs > 0")
     rcheck((m["round"][off] >= 0).all(), f"a pair ran in no round:\n{m['round']}")
     rcheck((m["round"][off] < int(run.attrs["rounds"])).all(), "a pair's round is out of range")
@@ -151,7 +157,6 @@ def check_bw(run, a, n, off, rcheck):
         rcheck((np.isfinite(v) == want).all() and (v[want] >= 0).all(),
                f"an rx_bw pair is not finite and >= 0 where its receiver measured > 0 s, or not NaN where 0 s:"
                f"\n{m['rx_bw']}\n{m['rx_s']}")
-        rcheck(m["rx_msgs"][off].sum() > 0, f"no message arrived in any measured interval:\n{m['rx_msgs']}")
         rcheck(((m["rx_msgs"][off] > 0) == (m["rx_bw"][off] > 0)).all(), "rx_bw > 0 exactly where rx_msgs > 0")
         # nothing lost: every message a sender saw complete was received
         rcheck((m["rx_total"] == m["tx_total"]).all(), f"rx_total != tx_total:\n{m['tx_total']}\n{m['rx_total']}")
