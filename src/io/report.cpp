@@ -254,12 +254,19 @@ std::string format_setup(const stats::setup_summary& s, const stats::resource_pe
       fmt::join(parts, "  "), slowest, s.total.max, held_text(held.rank), held_text(held.node));
 }
 
+namespace {
+
+// "rank 5 (node07, mlx5_1)", or "rank 5" when the rank's facts are not at hand
+std::string rank_name(std::size_t rank, std::span<const fabric::rank_info> ranks) {
+  if (rank >= ranks.size()) return fmt::format("rank {}", rank);
+  return fmt::format("rank {} ({}, {})", rank, fabric::text(ranks[rank].host), fabric::text(ranks[rank].device));
+}
+
+}  // namespace
+
 std::vector<std::string> retest_lines(const run_record& r, std::span<const fabric::rank_info> ranks) {
   std::vector<std::string> lines;
-  auto who = [&](std::uint32_t rank) {
-    if (rank >= ranks.size()) return fmt::format("rank {}", rank);
-    return fmt::format("rank {} ({}, {})", rank, fabric::text(ranks[rank].host), fabric::text(ranks[rank].device));
-  };
+  auto who = [&](std::uint32_t rank) { return rank_name(rank, ranks); };
   for (const auto& v : r.retest) {
     lines.push_back(fmt::format(
         "# retest of run {}: {} -> {} alone at {:.0f} % of {} control pair(s) ({:.3f} Gb/s, {:.3f} in the run): {}",
@@ -276,13 +283,10 @@ std::vector<std::string> window_lines(const options& o, const run_record& r, std
   for (std::size_t rank = 0; rank < windows.size(); ++rank) {
     const double w = windows[rank];
     if (!(w < 0.9 * o.duration_s)) continue;  // NaN: it measured no pair
-    const std::string who = rank < ranks.size() ? fmt::format("rank {} ({}, {})", rank, fabric::text(ranks[rank].host),
-                                                              fabric::text(ranks[rank].device))
-                                                : fmt::format("rank {}", rank);
     lines.push_back(fmt::format(
         "# short window: {} measured {:.3g} s of the {:.3g} s interval (no CPU when it opened: an oversubscribed node "
         "or a stopped rank); {}",
-        who, w, o.duration_s, w > 0 ? "its figures cover what it measured" : "its figures are NaN"));
+        rank_name(rank, ranks), w, o.duration_s, w > 0 ? "its figures cover what it measured" : "its figures are NaN"));
   }
   return lines;
 }
@@ -290,10 +294,7 @@ std::vector<std::string> window_lines(const options& o, const run_record& r, std
 std::vector<std::string> outlier_lines(const run_record& r, std::span<const fabric::rank_info> ranks) {
   std::vector<std::string> lines;
   if (!r.outliers) return lines;
-  auto who = [&](std::int32_t rank) {
-    const auto& ri = ranks[static_cast<std::size_t>(rank)];
-    return fmt::format("rank {} ({}, {})", rank, fabric::text(ri.host), fabric::text(ri.device));
-  };
+  auto who = [&](std::int32_t rank) { return rank_name(static_cast<std::size_t>(rank), ranks); };
   // "its sends at 41 % and its receives at 43 %", leaving out a side that is not slow
   auto sides = [](const stats::outlier& o, const char* whose) {
     std::vector<std::string> parts;

@@ -35,6 +35,16 @@ io::run_record bw_record(std::uint32_t n, pattern_kind p) {
   return rec;
 }
 
+// ranks 0, 1, 2 on hosts a, b, c, each on its node's rxe0
+std::vector<fabric::rank_info> three_ranks() {
+  fabric::port_choice port;
+  port.device = "rxe0";
+  const mpi::node_info a0{0, 1, 0, 3}, b0{0, 1, 1, 3}, c0{0, 1, 2, 3};
+  return {fabric::make_rank_info("a", &port, nullptr, a0, false),
+          fabric::make_rank_info("b", &port, nullptr, b0, false),
+          fabric::make_rank_info("c", &port, nullptr, c0, false)};
+}
+
 }  // namespace
 
 TEST_CASE("header names ranks, hosts, device, mode, pattern and the data-path settings") {
@@ -150,12 +160,7 @@ TEST_CASE("a latency row prints the percentiles in microseconds") {
 }
 
 TEST_CASE("every outlier cause has its text line, failed pairs included (the file's columns stay parallel)") {
-  fabric::port_choice port;
-  port.device = "rxe0";
-  const mpi::node_info a0{0, 1, 0, 3}, b0{0, 1, 1, 3}, c0{0, 1, 2, 3};
-  std::vector<fabric::rank_info> ranks{fabric::make_rank_info("a", &port, nullptr, a0, false),
-                                       fabric::make_rank_info("b", &port, nullptr, b0, false),
-                                       fabric::make_rank_info("c", &port, nullptr, c0, false)};
+  const auto ranks = three_ranks();
   io::run_record rec = bw_record(3, pattern_kind::mesh);
   rec.bw->flags.at(0, 2) = rec.bw->flags.at(2, 0) = stats::tx_failed;
   rec.bw->tx_bw.at(1, 0) = rec.bw->tx_bw.at(1, 0) / 4;
@@ -175,12 +180,7 @@ TEST_CASE("every outlier cause has its text line, failed pairs included (the fil
 }
 
 TEST_CASE("a rank that measured less than 90 % of a duration interval gets a short-window line") {
-  fabric::port_choice port;
-  port.device = "rxe0";
-  const mpi::node_info a0{0, 1, 0, 3}, b0{0, 1, 1, 3}, c0{0, 1, 2, 3};
-  std::vector<fabric::rank_info> ranks{fabric::make_rank_info("a", &port, nullptr, a0, false),
-                                       fabric::make_rank_info("b", &port, nullptr, b0, false),
-                                       fabric::make_rank_info("c", &port, nullptr, c0, false)};
+  const auto ranks = three_ranks();
   options o;
   o.duration_s = 1;
   io::run_record rec = bw_record(3, pattern_kind::mesh);

@@ -185,13 +185,13 @@ def check_stalled(run, r, n, rcheck):
            f"stalled rank {r} measured > 0 s:\n{tx_s}\n{rx_s}")
     rcheck(np.isnan(run["tx_bw"][()][r]).all() and np.isnan(run["rx_bw"][()][:, r]).all(),
            f"stalled rank {r} has figures")
-    mine = np.zeros((n, n), dtype=bool)
-    mine[r, :] = mine[:, r] = True
-    rcheck((tx_s[~mine & ~np.eye(n, dtype=bool)] > 0).all(), f"a rank other than {r} measured 0 s:\n{tx_s}")
+    rest = ~np.eye(n, dtype=bool)  # the pairs rank r is not part of
+    rest[r, :] = rest[:, r] = False
+    rcheck((tx_s[rest] > 0).all(), f"a rank other than {r} measured 0 s:\n{tx_s}")
     if "tx_bw_t" in run:
         rcheck(np.isnan(run["tx_bw_t"][()][:, r, :]).all() and np.isnan(run["rx_bw_t"][()][:, :, r]).all(),
                f"stalled rank {r} has a time series")
-        rcheck(np.isfinite(run["tx_bw_t"][()][0][~mine & ~np.eye(n, dtype=bool)]).all(),
+        rcheck(np.isfinite(run["tx_bw_t"][()][0][rest]).all(),
                "another rank's series lacks its first slot")
 
 

@@ -29,17 +29,15 @@ def steps(path, n):
         rank_bw = g["rank_bw"][()][0]
         for i, (k, run) in enumerate(zip(want, g["runs"][()][0])):
             r = f[f"runs/{int(run):04}"]
+            active = r["active"][()]
+            assert r.attrs["active_per_node"] == k and active.sum() == k, f"{p}: run {run} active set"
             sent = np.any(r["tx_s"][()] > 0, axis=1)
-            act = r["active"][()].astype(bool)
+            act = active.astype(bool)
             assert np.isnan(rank_bw[i, ~act]).all(), f"{p}: step {k}: an inactive rank has a point: {rank_bw[i]}"
             assert (rank_bw[i, act & sent] >= 0).all() and np.isnan(rank_bw[i, act & ~sent]).all(), \
                 f"{p}: step {k} rank_bw {rank_bw[i]} (measured > 0 s: {sent})"
             # the node's point: > 0, or NaN when none of its ranks measured (the same 0 s)
             assert nb[0, i, 0] > 0 or (np.isnan(nb[0, i, 0]) and not sent[act].any()), f"{p}: node_bw {nb}"
-        for k, run in zip(want, g["runs"][()][0]):
-            r = f[f"runs/{int(run):04}"]
-            active = r["active"][()]
-            assert r.attrs["active_per_node"] == k and active.sum() == k, f"{p}: run {run} active set"
             on = ~np.eye(n, dtype=bool) & np.outer(active, active).astype(bool)
             total = r["tx_total"][()]
             assert (total[on] > 0).all(), f"{p} step {k}: an active pair sent nothing in its round"
