@@ -226,16 +226,17 @@ def timeseries_figure(res, run, path, worst=4):
     t = run.data["t_s"].astype(float)
     bw = run.data["tx_bw_t"].astype(float) * GB  # [T,N,N]
     measured = run.measured()
-    with warnings.catch_warnings():  # unmeasured pairs are all-NaN: NaN is the answer there
+    # unmeasured pairs, and slots after a stop request cut the round, are all-NaN: NaN is the answer there
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         mean = np.nanmean(bw, axis=0)
         low = np.nanmin(bw, axis=0)
+        med = np.nanmedian(np.where(measured[None], bw, np.nan).reshape(len(t), -1), axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         dip = np.where(measured & (mean > 0), low / mean, np.inf)
     order = np.dstack(np.unravel_index(np.argsort(dip, axis=None), dip.shape))[0]
     picked = [(int(a), int(b)) for a, b in order if np.isfinite(dip[a, b])][:worst]
     fig, ax = plt.subplots(figsize=(9, 4))
-    med = np.nanmedian(np.where(measured[None], bw, np.nan).reshape(len(t), -1), axis=1)
     ax.plot(t, med, color="black", lw=2, label="median pair")
     rows = []
     for a, b in picked:

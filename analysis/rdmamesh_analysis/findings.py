@@ -79,6 +79,40 @@ def verdict(res):
     return sorted(by_key.values(), key=lambda f: (-len(f.runs), order[f.kind], worst(f)))
 
 
+def _seconds(v):
+    lo, hi = min(v), max(v)
+    return f"{lo:.3g}" if f"{lo:.3g}" == f"{hi:.3g}" else f"{lo:.3g}–{hi:.3g}"
+
+
+def short_windows(res):
+    """Ranks that measured less than 90 % of a duration interval (no CPU when it opened), by
+    the rule the console's `# short window:` line uses: a rank's window is the shortest of the
+    seconds its measured pairs divide by (`tx_s` where it sends, `rx_s` where it receives).
+    Their figures in those runs cover only what they measured (NaN for 0 s), so a reader must
+    know before trusting them. One line per rank, the most affected first."""
+    runs, short = res.bw_runs(), {}  # rank -> [(run label, seconds, interval)]
+    for run in runs:
+        d = float(run.attrs.get("duration_s", 0))
+        # a stop request cut every window of its run short: that is not starvation
+        if not d > 0 or int(run.attrs.get("interrupted", 0)) or "tx_s" not in run.data or "rx_s" not in run.data:
+            continue
+        m = run.measured()
+        tx, rx = run.data["tx_s"].astype(float), run.data["rx_s"].astype(float)
+        for r in range(m.shape[0]):
+            v = np.concatenate([tx[r, m[r, :]], rx[m[:, r], r]])
+            v = v[np.isfinite(v)]
+            if v.size and v.min() < 0.9 * d:
+                short.setdefault(r, []).append((run.label, float(v.min()), d))
+    lines = []
+    for r, seen in sorted(short.items(), key=lambda x: (-len(x[1]), x[0])):
+        labels = ", ".join(x[0] for x in seen[:6]) + (f" and {len(seen) - 6} more" if len(seen) > 6 else "")
+        lines.append(f"{res.who(r)}: short window in {len(seen)} of {len(runs)} bandwidth runs ({labels}): measured "
+                     f"{_seconds([x[1] for x in seen])} s of the {_seconds([x[2] for x in seen])} s interval (no CPU "
+                     f"when it opened: an oversubscribed node or a stopped rank); its figures there cover only what "
+                     f"it measured, NaN for 0 s")
+    return lines
+
+
 def _median(v):
     v = [x for x in np.ravel(v) if np.isfinite(x)]
     return float(np.median(v)) if v else float("nan")

@@ -79,6 +79,7 @@ def build(res, outdir):
         lines.append(f"link {res.who(src)} -> {res.who(dst)}: {what} in {len(slow) if still else len(seen) - len(slow)} "
                      f"of {len(seen)} retest(s) (of runs {', '.join(x[2] for x in seen)}): "
                      f"{fmt(min(pcts))}–{fmt(max(pcts))} % of the control pairs alone")
+    lines += findings.short_windows(res)
     odd = findings.odd_ones(res)
     lines += odd
     if not verdict and bw_runs:

@@ -278,7 +278,8 @@ std::vector<std::string> retest_lines(const run_record& r, std::span<const fabri
 
 std::vector<std::string> window_lines(const options& o, const run_record& r, std::span<const fabric::rank_info> ranks) {
   std::vector<std::string> lines;
-  if (!r.bw || !o.duration_mode()) return lines;
+  // a stop request cuts every window short, and the "# interrupted:" line already says why
+  if (!r.bw || !o.duration_mode() || r.interrupted) return lines;
   const auto windows = stats::rank_windows(*r.bw);
   for (std::size_t rank = 0; rank < windows.size(); ++rank) {
     const double w = windows[rank];
@@ -309,13 +310,14 @@ std::vector<std::string> outlier_lines(const run_record& r, std::span<const fabr
         for (std::size_t i = 0; i < ranks.size(); ++i) {
           if (ranks[i].node == o.node) members.push_back(static_cast<std::int32_t>(i));
         }
-        lines.push_back(fmt::format("# slow: node {} (ranks {}): {} of the median; {} pairs",
+        lines.push_back(fmt::format("# slow: node {} (ranks {}): {} of the median; {} slow pair(s)",
                                     fabric::text(ranks[static_cast<std::size_t>(members.front())].host),
                                     fmt::join(members, ","), sides(o, "its ranks'"), o.pairs));
         break;
       }
       case stats::outlier_kind::rank:
-        lines.push_back(fmt::format("# slow: {}: {} of the median; {} pairs", who(o.rank), sides(o, "its"), o.pairs));
+        lines.push_back(
+            fmt::format("# slow: {}: {} of the median; {} slow pair(s)", who(o.rank), sides(o, "its"), o.pairs));
         break;
       case stats::outlier_kind::link:
         lines.push_back(

@@ -179,6 +179,17 @@ TEST_CASE("every outlier cause has its text line, failed pairs included (the fil
   CHECK(has(fmt::format("{}", fmt::join(lines, "\n")), "# slow: link rank 1 (b, rxe0) -> rank 0 (a, rxe0)"));
 }
 
+TEST_CASE("a slow rank's line names its side, its share of the median and how many slow pairs it explains") {
+  io::run_record rec = bw_record(3, pattern_kind::mesh);
+  rec.bw->tx_bw.at(1, 0) = rec.bw->tx_bw.at(1, 0) / 4;
+  rec.bw->tx_bw.at(1, 2) = rec.bw->tx_bw.at(1, 2) / 4;
+  rec.outliers =
+      stats::find_outliers(rec.bw->tx_bw, rec.bw->flags, rec.bw->round, std::vector<std::int32_t>{0, 1, 2}, 60);
+  const auto lines = io::outlier_lines(rec, three_ranks());
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] == "# slow: rank 1 (b, rxe0): its sends at 25 % of the median; 2 slow pair(s)");
+}
+
 TEST_CASE("a rank that measured less than 90 % of a duration interval gets a short-window line") {
   const auto ranks = three_ranks();
   options o;
@@ -195,6 +206,9 @@ TEST_CASE("a rank that measured less than 90 % of a duration interval gets a sho
   CHECK(has(lines[0], "its figures cover what it measured"));
   CHECK(has(lines[1], "rank 2 (c, rxe0) measured 0 s"));
   CHECK(has(lines[1], "its figures are NaN"));
+  rec.interrupted = true;  // SIGTERM cut the round: not starvation, and its own line says so
+  CHECK(io::window_lines(o, rec, ranks).empty());
+  rec.interrupted = false;
   o.iters = 100;  // iterations: every pair has its own interval
   CHECK(io::window_lines(o, rec, ranks).empty());
 }

@@ -2,10 +2,15 @@
 """Check analysis/report and analysis/compare output against the results files, computing every
 figure again from the HDF5 file here (not through the analysis package).
 
-  check_report.py report FILE DIR [--slow-rank R]   summary.md's tables match FILE; its verdict
+  check_report.py report FILE DIR [--slow-rank R] [--short-rank S]
+                                                    summary.md's tables match FILE; its verdict
                                                     (first finding) names rank R, or says no
-                                                    outliers when FILE has none; report.html is
-                                                    self-contained and shows the same verdict
+                                                    outliers when FILE has none; it names every
+                                                    rank FILE shows with a short window (below 90 %
+                                                    of duration_s, not cut by a stop request), with
+                                                    its run count and shortest window (S's: 0 s);
+                                                    report.html is self-contained and shows the
+                                                    same verdict
   check_report.py series FILE INTERVAL              every duration bw run has tx_bw_t/rx_bw_t [T,N,N] on
                                                     the grid t_s = k x INTERVAL, and each measured pair's
                                                     samples, over its own interval (bytes / bw), add up
@@ -121,7 +126,35 @@ def report(a):
             close(row[2], float(g.attrs["lat_all_p50_us"]), f"latency {row[1]} p50")
             close(row[4], float(g.attrs["lat_all_p99_us"]), f"latency {row[1]} p99")
         n_causes = sum(len(g["outliers/kind"]) for g in bw.values() if "outliers" in g)
+        # a rank's window: the shortest seconds of its measured pairs (tx_s as sender, rx_s as
+        # receiver), short below 90 % of duration_s; a run a stop request cut short is exempt
+        short = {}  # rank -> [window seconds]
+        for g in bw.values():
+            d = float(g.attrs.get("duration_s", 0))
+            if not d > 0 or int(g.attrs.get("interrupted", 0)):
+                continue
+            m, tx, rx = measured(g), g["tx_s"][()], g["rx_s"][()]
+            for r_ in range(m.shape[0]):
+                w = np.concatenate([tx[r_, m[r_, :]], rx[m[:, r_], r_]])
+                w = w[np.isfinite(w)]
+                if w.size and w.min() < 0.9 * d:
+                    short.setdefault(r_, []).append(float(w.min()))
     v = verdict_lines(md)
+    said = {}
+    for x in v:
+        m = re.match(r"rank (\d+) \(.*?\): short window in (\d+) of (\d+) bandwidth runs .*: measured ([0-9.]+)", x)
+        if m:
+            said[int(m.group(1))] = (int(m.group(2)), int(m.group(3)), float(m.group(4)))
+    check(set(said) == set(short), f"short-window verdicts for ranks {sorted(said)}, the file has short windows "
+                                   f"for ranks {sorted(short)}")
+    for r_, w in short.items():
+        k, total, lo = said.get(r_, (0, 0, -1.0))
+        check(k == len(w) and total == len(bw), f"rank {r_}: short window in {k} of {total} runs said, the file "
+                                                 f"{len(w)} of {len(bw)}")
+        check(abs(lo - min(w)) <= 0.0051 * min(w) + 1e-9, f"rank {r_}: shortest window said {lo} s, the file {min(w)}")
+    if a.short_rank is not None:
+        check(said.get(a.short_rank, (0, 0, -1.0))[2] == 0,
+              f"the verdict does not say rank {a.short_rank} measured 0 s: {said.get(a.short_rank)}")
     check(bool(v), "summary.md has no verdict")
     if a.slow_rank is not None:
         check(bool(v) and v[0].startswith(f"rank {a.slow_rank} ("), f"the verdict does not open with rank "
@@ -232,6 +265,7 @@ def main():
     r.add_argument("file")
     r.add_argument("dir")
     r.add_argument("--slow-rank", type=int)
+    r.add_argument("--short-rank", type=int, help="a rank the verdict must say measured 0 s (a stalled rank)")
     c = sub.add_parser("compare")
     c.add_argument("before")
     c.add_argument("after")

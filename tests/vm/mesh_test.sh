@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Inside the SoftRoCE VM: 2- and 4-rank write_imm meshes with --verify; every off-diagonal
 # pair moved messages on both sides, nothing lost, the 4-rank console shows a 12-pair matrix;
-# a rank stalled through its whole window is named and measures 0 s.
+# a rank stalled through its whole window is named, on the console and in analysis/report's
+# verdict, and measures 0 s.
 source "$(dirname "$0")/lib.sh"
 
 mesh mesh2 2 "--op write_imm --sizes 65536 --verify" -- -s 64K -D 1 --warmup 0.5 --verify
@@ -24,6 +25,10 @@ if RDMAMESH_FAULT=stall:2 mpirun -np 3 -x RDMAMESH_FAULT "$bin" -s 4K -D 1 --war
     fail "stall3: no short-window line naming rank 2 at 0 s"
   [ "$(grep -c "^# short window:" "$tmp/stall3.txt")" = 1 ] || fail "stall3: a short-window line for another rank"
   later "stall3: results file" "$here/check_results.py" "$tmp/stall3.h5" --ranks 3 --op write_imm --sizes 4096 --stalled 2
+  # the report's verdict, read months later without the console, says it too
+  later "stall3: analysis/report" "$root/analysis/report" "$tmp/stall3.h5" -o stall3-report
+  later "stall3: the report names rank 2's 0 s window" "$here/check_report.py" report "$tmp/stall3.h5" stall3-report \
+    --short-rank 2
 else
   cat "$tmp/stall3.txt"; fail "stall3: rdmamesh exited non-zero"
 fi
