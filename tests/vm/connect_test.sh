@@ -105,15 +105,17 @@ max_qps() {
 # iterations, not a duration: a frozen job must not run out its rounds' clocks while it is stopped
 for case in "shift 1 2" "shift 2 4" "pairs 1 1"; do
   read -r p q want <<<"$case"
+  t0=$SECONDS
   out=$(max_qps 6 --pattern "$p" -q "$q" -s 4K -n 2000 --connect round) ||
     { fail "qps $p -q $q: rdmamesh exited non-zero"; continue; }
   read -r most samples <<<"$out"
-  echo "== QPs per rank, --pattern $p -q $q --connect round, 6 ranks: at most $most in $samples sample(s) (the round needs $want)"
+  echo "== QPs per rank, --pattern $p -q $q --connect round, 6 ranks: at most $most in $samples sample(s) (the round needs $want); took $((SECONDS - t0)) s"
   [ "$samples" -ge 1 ] && [ "$most" -le "$want" ] || fail "qps $p -q $q: a rank held $most QPs in $samples sample(s), the round needs $want"
 done
+t0=$SECONDS
 out=$(max_qps 6 --pattern shift -s 4K -n 2000 --connect all) || fail "qps all: rdmamesh exited non-zero"
 read -r most samples <<<"${out:-0 0}"
-echo "== QPs per rank, --pattern shift --connect all, 6 ranks: at most $most in $samples sample(s) (every peer: 5)"
+echo "== QPs per rank, --pattern shift --connect all, 6 ranks: at most $most in $samples sample(s) (every peer: 5); took $((SECONDS - t0)) s"
 [ "$most" = 5 ] || fail "qps shift all: a rank held at most $most QPs, expected 5"
 
 # the limit check: 4 ranks x 2 shift partners fit max_qp 8 per round; every peer (12) does not

@@ -30,13 +30,15 @@ later() {
 
 # mesh NAME NP CHECK_ARGS -- RDMAMESH_ARGS...: runs, requires exit 0 and a clean results file
 mesh() {
-  local name=$1 np=$2 checks=$3
+  local name=$1 np=$2 checks=$3 start=$SECONDS
   shift 4
   echo "== $name: mpirun -np $np rdmamesh $* -o $tmp/$name.h5"
   if ! mpirun -np "$np" "$bin" "$@" -o "$tmp/$name.h5" >"$tmp/$name.txt" 2>&1; then
     cat "$tmp/$name.txt"; fail "$name: rdmamesh exited non-zero"; return 1
   fi
   cat "$tmp/$name.txt"
+  # for the log only (where CI's minutes go), never a verdict
+  echo "   $name took $((SECONDS - start)) s"
   grep -qE "^# setup \[s\] median/max over ranks: placement .* barrier .*; slowest rank [0-9]+ \(" "$tmp/$name.txt" &&
     grep -qE "^# resources: per rank up to [0-9]+ QPs, [0-9]+ CQ entries" "$tmp/$name.txt" ||
     { fail "$name: the header lacks the setup or resources line"; return 1; }
