@@ -8,6 +8,8 @@
 #   RDMAMESH_LAUNCHER  srun | mpirun | auto (default: srun --mpi=pmix when Slurm offers it)
 #   RDMAMESH_BIND      launcher | rdmamesh (default launcher; see rm_launch)
 #   RDMAMESH_ARGS      extra rdmamesh flags, appended last (e.g. "--op send -q 2")
+#   RDMAMESH_ANALYSIS  the folder whose report and plot_scaling.py the jobs call (default: the
+#                      checkout's analysis/)
 
 # Site setup, as examples: the modules that provide Open MPI, rdma-core, hwloc and HDF5.
 # module load openmpi/4.1 hdf5/1.10 hwloc/2.9

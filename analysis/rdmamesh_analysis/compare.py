@@ -1,7 +1,8 @@
 """analysis/compare BEFORE.h5 AFTER.h5 [-o DIR] [--threshold PCT]: is the fabric as good as
 before? For every run both files hold (same mode, pattern, op, size, QPs, direction), each
 pair's bandwidth after ÷ before, as a heatmap; what got slower or faster by more than the
-threshold, named as the smallest cause (node, rank, link) by the rule rdmamesh applies to a run.
+threshold, named as the smallest cause (node, rank, link) by the rule rdmamesh applies to a run;
+first, the causes rank 0 named in the after file's runs and not in the before file's.
 Ranks are matched by (host, rank on the host) when both files have the same hosts, else by
 rank number. Writes compare.md, compare.html and the PNGs into DIR."""
 import argparse
@@ -99,6 +100,55 @@ def describe(res, key, seen, total):
     return f"{who}: {runs}: {' and '.join(sides)} {REL}"
 
 
+def named_in(res, run, to_after):
+    """The causes rank 0 named in `run` (its /outliers, the console's rule), keyed in after's rank
+    numbering: {(kind, node name, rank, peer): its figure}."""
+    out = {}
+    for c in run.causes:
+        if c.kind not in ("node", "rank", "link"):
+            continue
+        rank = int(to_after[c.rank]) if c.rank >= 0 else -1
+        peer = int(to_after[c.peer]) if c.peer >= 0 else -1
+        node = res.node_name(c.node) if c.kind == "node" else ""
+        sides = [f"its {w} at {v:.2g} %" for w, v in (("sends", c.send_pct), ("receives", c.recv_pct))
+                 if np.isfinite(v)]
+        out[(c.kind, node, rank, peer)] = " and ".join(sides) + " of the median"
+    return out
+
+
+def new_causes(before, after, pairs, perm):
+    """What rank 0 names in after's runs and did not in before's, and what it no longer names:
+    each file judged by its own run's noise, so what only moved because of a cause (the CPU a
+    sick node freed) is never one."""
+    inv = np.empty_like(perm)
+    inv[perm] = np.arange(len(perm))
+    found, gone = {}, {}
+    for b_run, a_run in pairs:
+        if a_run.mode != "bw":
+            continue
+        now, then = named_in(after, a_run, np.arange(after.n)), named_in(before, b_run, inv)
+        for key, fig in now.items():
+            if key not in then:
+                found.setdefault(key, []).append((a_run.label, fig))
+        for key, fig in then.items():
+            if key not in now:
+                gone.setdefault(key, []).append((a_run.label, fig))
+
+    def who(key):
+        kind, node, rank, peer = key
+        return {"node": f"node {node}", "rank": after.who(rank)}.get(kind, f"link {after.who(rank)} -> "
+                                                                          f"{after.who(peer) if peer >= 0 else '?'}")
+
+    order = {"node": 0, "rank": 1, "link": 2}
+    n_bw = sum(a.mode == "bw" for _, a in pairs)
+    lines = [f"{who(k)}: newly named in {len(v)} of {n_bw} matched runs ({', '.join(l for l, _ in v)}): "
+             f"{v[0][1]} there, not named before"
+             for k, v in sorted(found.items(), key=lambda kv: (-len(kv[1]), order[kv[0][0]]))]
+    lines += [f"{who(k)}: no longer named ({', '.join(l for l, _ in v)}; before: {v[0][1]})"
+              for k, v in sorted(gone.items(), key=lambda kv: (-len(kv[1]), order[kv[0][0]]))]
+    return lines
+
+
 def build(before, after, outdir, threshold):
     doc = Doc(f"rdmamesh compare: {os.path.basename(before.path)} → {os.path.basename(after.path)}")
     perm, how = rank_map(before, after)
@@ -107,7 +157,7 @@ def build(before, after, outdir, threshold):
              f"after: {after.path} ({after.attrs.get('created', '?')}, {after.attrs.get('tool_version', '?')}); "
              f"{after.n} ranks matched {how}; threshold ±{threshold:g} %")
     lo, hi = 1 - threshold / 100, 1 + threshold / 100
-    overall, found, table, changed, images, lat = [], [], [], [], [], []
+    overall, found, table, changed, images, lat, moved = [], [], [], [], [], [], []
     n_bw = 0
     for b_run, a_run in pairs:
         label = a_run.label
@@ -126,12 +176,19 @@ def build(before, after, outdir, threshold):
         if not lo <= job <= hi:
             overall.append(f"{label}: the median pair at {job:.2f}× before ({'slower' if job < 1 else 'faster'} "
                            f"as a whole)")
-        # a cause stands out from the job's own change: a fabric that got 30 % slower everywhere
-        # is one finding above, not N² slower pairs
+        # a cause stands out from the job's own change (a fabric 30 % slower everywhere is one
+        # finding above, not N² slower pairs), by rank 0's rule: against the pairs of its class and
+        # round, beyond both the threshold and the spread of the other pairs' changes. Only what
+        # got slower is a cause; pairs that got faster gained what the causes gave up (CPU, port
+        # time) and are counted apart, never named.
         rel = ratio / job
-        slower = findings.classify(rel, ok & (rel < lo), ok, after.nodes)
-        faster = findings.classify(rel, ok & (rel > hi), ok, after.nodes)
-        found += [(label, "slower", c) for c in slower] + [(label, "faster", c) for c in faster]
+        slower = findings.localize(np.log(np.where(ok, ratio, 1.0)), ok, after.nodes,
+                                   a_run.data["round"].astype(int), np.log(lo))
+        found += [(label, "slower", c) for c in slower]
+        n_faster = int((ok & (rel > hi)).sum())
+        if n_faster:
+            moved.append(f"{label}: {n_faster} pair(s) faster than +{threshold:g} % against the median pair's change "
+                         f"(not causes)")
         bw_b = b_run.pair_bw()[np.ix_(perm, perm)][ok] * figures.GB
         bw_a = a_run.pair_bw()[ok] * figures.GB
         table.append([b_run.name, a_run.name, a_run.pattern, human_size(a_run.size), int(ok.sum()), f"{np.median(bw_b):.3g}",
@@ -141,13 +198,13 @@ def build(before, after, outdir, threshold):
             changed.append([label, a, b, f"{b_run.pair_bw()[perm[a], perm[b]] * figures.GB:.3g}",
                             f"{a_run.pair_bw()[a, b] * figures.GB:.3g}", f"{ratio[a, b]:.2f}", f"{rel[a, b]:.2f}"])
         path = os.path.join(outdir, f"ratio-{a_run.name}.png")
-        figures.ratio_heatmap(after, ratio, slower + faster, f"send bandwidth after ÷ before, {label}", path)
+        figures.ratio_heatmap(after, ratio, slower, f"send bandwidth after ÷ before, {label}", path)
         images.append((path, f"run {a_run.name}: {label}, per pair after ÷ before; outlined: beyond ±{threshold:g} % "
                              f"of the job's median change"))
     verdict = [describe(after, key, seen, n_bw) for key, seen in fold(found) if key[1] != "link"]
     links = [describe(after, key, seen, n_bw) for key, seen in fold(found) if key[1] == "link"]
     verdict += links[:10] + ([f"… {len(links) - 10} more links (table below)"] if len(links) > 10 else [])
-    verdict = overall + verdict + lat
+    verdict = overall + new_causes(before, after, pairs, perm) + verdict + lat + moved
     doc.h2("Verdict")
     if not pairs:
         verdict = ["the files have no run in common (same mode, pattern, op, size, QPs, direction)"]

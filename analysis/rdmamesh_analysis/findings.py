@@ -118,49 +118,108 @@ def _median(v):
     return float(np.median(v)) if v else float("nan")
 
 
-def classify(score, bad, measured, nodes):
-    """The smallest causes of the pairs marked `bad`, by the rule rdmamesh applies to a run
-    (stats/outliers.cpp): a rank whose sends (row) or receives (column) are bad in more than half
-    of its measured pairs, at least two; a node whose ranks are all such ranks, when there is more
-    than one node; the remaining bad pairs as links. `score` gives each cause its median value.
-    Returns dicts with kind, node, rank, peer, send, recv (median score of a bad side, else NaN),
-    pairs."""
-    n = score.shape[0]
-    bad = bad & measured
-    out, explained = [], np.zeros_like(bad)
+def _mad(x):
+    """1.4826 × MAD at its upper 95 % confidence bound (chi-square, m - 1 degrees of freedom,
+    Wilson-Hilferty), as stats/outliers.cpp: a few pairs that happen to agree do not make a small
+    difference look like a fault. NaN below four values."""
+    x = np.asarray(x, dtype=float)
+    if x.size < 4:
+        return float("nan")
+    dof = x.size - 1
+    a = 2 / (9 * dof)
+    chi2_low = dof * max(1 - a - 1.6449 * np.sqrt(a), 0.05) ** 3
+    return 1.4826 * float(np.median(np.abs(x - np.median(x)))) * np.sqrt(dof / chi2_low)
 
-    def side(r, sends):
-        m = measured[r, :] if sends else measured[:, r]
-        b = bad[r, :] if sends else bad[:, r]
-        s = score[r, :] if sends else score[:, r]
-        k = int(b.sum())
-        return _median(s[m]) if k >= 2 and 2 * k > int(m.sum()) else float("nan")
 
-    ranks = []
-    for r in range(n):
-        s, v = side(r, True), side(r, False)
-        if np.isnan(s) and np.isnan(v):
-            continue
-        mine = np.zeros_like(bad)
-        if not np.isnan(s):
-            mine[r, :] = True
-        if not np.isnan(v):
-            mine[:, r] = True
-        new = mine & bad & ~explained
-        explained |= new
-        ranks.append(dict(kind="rank", node=int(nodes[r]), rank=r, peer=-1, send=s, recv=v, pairs=int(new.sum())))
-    n_nodes = len(set(int(x) for x in nodes))
-    whole = set()
-    for node in sorted(set(int(x) for x in nodes)):
-        on = [r for r in ranks if r["node"] == node]
-        if n_nodes > 1 and len(on) >= 2 and len(on) == int((nodes == node).sum()):
-            whole.add(node)
-            out.append(dict(kind="node", node=node, rank=-1, peer=-1, send=_median([r["send"] for r in on]),
-                            recv=_median([r["recv"] for r in on]), pairs=sum(r["pairs"] for r in on)))
-    out += [r for r in ranks if r["node"] not in whole]
-    for a, b in zip(*np.nonzero(bad & ~explained)):
-        out.append(dict(kind="link", node=-1, rank=int(a), peer=int(b), send=float(score[a, b]), recv=float("nan"),
-                        pairs=1))
+def localize(logs, judged, nodes, rounds, floor, k=3.0, k_link=4.0, min_spread=0.02):
+    """The smallest causes of the pairs whose `logs` (a log ratio per pair, e.g. after ÷ before)
+    fall below their cohort, by the rule rdmamesh applies to a run (stats/outliers.cpp): each
+    pair against the median of its cohort (same class, within or across nodes, and same round
+    when it holds three of them); a candidate (a node's pairs to other nodes, a rank's sends or
+    receives) against the pairs that touch neither it nor a cause already named: a side is named
+    when its median is below `floor` (log) and below -k times how much the reference's ranks
+    differ (their sides' medians; at least the pairs' spread over the square root of the side's
+    pairs); the one explaining most slow pairs (below `floor`) first; single pairs at k_link
+    times the pairs' spread. Pairs that rose are never causes. Returns dicts with kind, node,
+    rank, peer, send, recv (the named side's median as a ratio to its cohort, NaN otherwise),
+    pairs, fine."""
+    n = logs.shape[0]
+    cls = (nodes[:, None] != nodes[None, :]).astype(int)
+    rounds = np.where(judged, rounds, -1)
+
+    def scores(ref):
+        z = np.full(logs.shape, np.nan)
+        for c in (0, 1):
+            m, use = judged & (cls == c), ref & (cls == c)
+            if use.sum() < 2:
+                continue
+            whole = np.median(logs[use])
+            for r in np.unique(rounds[m]):
+                ur = use & (rounds == r)
+                z[m & (rounds == r)] = logs[m & (rounds == r)] - (np.median(logs[ur]) if ur.sum() >= 3 else whole)
+        pooled = _mad(z[ref & np.isfinite(z)])
+        if not np.isfinite(pooled):
+            return z, np.full(logs.shape, np.nan), float("nan")
+        # each class spreads as it does (within a node: the CPUs; across: the port), where it has
+        # enough pairs to say; else the run's spread
+        spread = np.full(logs.shape, max(min_spread, pooled))
+        for c in (0, 1):
+            own = _mad(z[ref & np.isfinite(z) & (cls == c)])
+            if np.isfinite(own):
+                spread[cls == c] = max(min_spread, own)
+        return z, spread, max(min_spread, pooled)
+
+    def rank_spread(ref, z):
+        medians = [float(np.median(v)) for r in range(n) for v in (z[r, ref[r, :]], z[ref[:, r], r])
+                   if np.isfinite(v).any() and v.size]
+        spread = _mad(np.array(medians)) if len(medians) >= 4 else float("nan")
+        return max(min_spread, spread) if np.isfinite(spread) else float("nan")
+
+    members = []
+    if len(set(nodes.tolist())) > 1:
+        members += [("node", int(nd), -1, nodes == nd, True) for nd in sorted(set(nodes.tolist()))]
+    members += [("rank", int(nodes[r]), r, np.arange(n) == r, False) for r in range(n)]
+    covered, explained, out = np.zeros_like(judged), np.zeros_like(judged), []
+    while True:
+        best = None
+        for i, (kind, node, rank, on, across) in enumerate(members):
+            ref = judged & ~covered & ~(on[:, None] | on[None, :])
+            z, _, pooled = scores(ref)
+            spread = rank_spread(ref, z)
+            if not np.isfinite(spread) or not np.isfinite(pooled):
+                continue
+            sides, named = [], np.zeros_like(judged)
+            for side in (on[:, None] & ~on[None, :], ~on[:, None] & on[None, :]):
+                m = side & judged & ~covered & np.isfinite(z) & ~(across & (cls == 0))
+                ok = False
+                if m.sum() >= 2:
+                    d = np.median(z[m])
+                    ok = d < floor and d < -k * max(spread, 1.2533 * pooled / np.sqrt(m.sum()))
+                sides.append((m, ok))
+                if ok:
+                    named |= m
+            slow = named & (z < floor)
+            gain = int((slow & ~explained).sum())
+            if gain and (best is None or gain > best[0] or (gain == best[0] and on.sum() > best[1])):
+                best = (gain, on.sum(), i, sides, z)
+        if best is None:
+            break
+        _, _, i, sides, z = best
+        kind, node, rank, _, _ = members.pop(i)
+        c = dict(kind=kind, node=node, rank=rank, peer=-1, send=float("nan"), recv=float("nan"), pairs=0, fine=0)
+        for (m, ok), key in zip(sides, ("send", "recv")):
+            if ok:
+                c[key] = float(np.exp(np.median(z[m])))
+                c["pairs"] += int((m & (z < floor)).sum())
+                c["fine"] += int((m & ~(z < floor)).sum())
+                explained |= m & (z < floor)
+                covered |= m
+        out.append(c)
+    z, spread, _ = scores(judged & ~covered)
+    if np.isfinite(spread).any():
+        for a, b in zip(*np.nonzero(judged & ~covered & np.isfinite(z) & (z < np.minimum(floor, -k_link * spread)))):
+            out.append(dict(kind="link", node=-1, rank=int(a), peer=int(b), send=float(np.exp(z[a, b])),
+                            recv=float("nan"), pairs=1, fine=0))
     return out
 
 

@@ -59,12 +59,27 @@ def build(res, outdir):
              f"{a.get('tool_version', '?')} · schema {a.get('schema', '?')}")
 
     bw_runs = res.bw_runs()
-    verdict = findings.verdict(res)
     doc.h2("Verdict")
     lines = []
     if not str(a.get("status", "ok")).startswith(("ok",)):
         lines.append(f"the job did not end cleanly: {a.get('status')}")
-    lines += [f.line(res, len(bw_runs)) for f in verdict]
+    if res.verdict is not None:
+        # rank 0's verdict, as its console and --verdict JSON said it: one rule, not re-derived here
+        v = res.verdict
+        runs = v.get("runs", {})
+        causes = v.get("causes", [])
+        counted = [c for c in causes if c.get("counted")]
+        head = f"{v['status']}: " + (f"{len(counted)} cause(s) over {runs.get('judged', 0)} judged bandwidth run(s)"
+                                     if counted else f"{runs.get('judged', 0)} of {runs.get('bandwidth', 0)} "
+                                                     "bandwidth run(s) judged, no cause beyond their noise")
+        lines.append(head)
+        lines += [c["text"] for c in counted]
+        lines += [f"seen, not counted: {c['text']}" for c in causes if not c.get("counted")]
+        lines += [f"drain {d['node']}: {d['reason']}" for d in v.get("drain", [])]
+        verdict = counted
+    else:
+        verdict = findings.verdict(res)
+        lines += [f.line(res, len(bw_runs)) for f in verdict]
     retests = [(r, i) for r in res.retest_runs() for i in range(len(r.retest.get("src", [])))]
     folded = {}  # (src, dst) -> [(still slow, pct, retested run)]
     for r, i in retests:
@@ -82,7 +97,7 @@ def build(res, outdir):
     lines += findings.short_windows(res)
     odd = findings.odd_ones(res)
     lines += odd
-    if not verdict and bw_runs:
+    if not verdict and bw_runs and res.verdict is None:
         recorded = [r for r in bw_runs if np.isfinite(r.slow_pct)]
         if recorded:
             pct = sorted({int(r.slow_pct) for r in recorded})

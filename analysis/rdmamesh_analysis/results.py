@@ -1,4 +1,5 @@
 """Reads an rdmamesh results file (schema rdmamesh/1 or /2) into plain Python and numpy objects."""
+import json
 from dataclasses import dataclass, field
 
 import h5py
@@ -24,7 +25,7 @@ def human_size(n):
 class Cause:
     """One row of /runs/NNNN/outliers: the smallest cause rank 0 found for slow or failed pairs."""
 
-    kind: str  # node, rank, link, failed
+    kind: str  # node, rank, link, failed, fabric
     node: int
     rank: int
     peer: int
@@ -32,6 +33,8 @@ class Cause:
     recv_pct: float
     pairs: int
     text: str
+    basis: str = "noise"  # noise, expect, failed
+    fine: int = 0  # pairs of its named sides that were not slow
 
 
 @dataclass
@@ -43,6 +46,7 @@ class Run:
     causes: list = field(default_factory=list)
     slow_pct: float = float("nan")
     median_bw: float = float("nan")
+    judged: str = ""  # what the run's pairs were judged against: "# healthy: ..." / "# judged: ..."
 
     retest: dict = field(default_factory=dict)  # --retest: the /retest table of a retest run
 
@@ -101,6 +105,7 @@ class Results:
     runs: list
     sweeps: dict  # pattern -> {name: array}
     scaling: dict  # pattern -> {name: array}
+    verdict: dict = None  # /verdict: the job's verdict as rank 0 wrote it (rdmamesh-verdict/1), if any
 
     @property
     def n(self):
@@ -167,17 +172,21 @@ def load(path):
                 oa = _attrs(g["outliers"])
                 run.slow_pct = float(oa.get("slow_pct", np.nan))
                 run.median_bw = float(oa.get("median_bw", np.nan))
+                run.judged = str(oa.get("verdict", ""))
                 lines = list(o.get("text", []))  # older files gave failed pairs no line: pad
                 lines += [""] * (len(o.get("kind", [])) - len(lines))
                 for i in range(len(o.get("kind", []))):
                     run.causes.append(Cause(kind=o["kind"][i], node=int(o["node"][i]), rank=int(o["rank"][i]),
                                             peer=int(o["peer"][i]), send_pct=float(o["send_pct"][i]),
                                             recv_pct=float(o["recv_pct"][i]), pairs=int(o["pairs"][i]),
-                                            text=lines[i]))
+                                            text=lines[i], basis=o["basis"][i] if "basis" in o else "noise",
+                                            fine=int(o["fine"][i]) if "fine" in o else 0))
             if "retest" in g:
                 run.retest = _read_group(g["retest"])
                 run.retest.update(_attrs(g["retest"]))
             runs.append(run)
         sweeps = {p: _read_group(g) for p, g in f.get("sweeps", {}).items()}
         scaling = {p: _read_group(g) for p, g in f.get("scaling", {}).items()}
-    return Results(path=path, attrs=attrs, config=config, ranks=ranks, runs=runs, sweeps=sweeps, scaling=scaling)
+        verdict = json.loads(text(f["verdict"][0])) if "verdict" in f else None
+    return Results(path=path, attrs=attrs, config=config, ranks=ranks, runs=runs, sweeps=sweeps, scaling=scaling,
+                   verdict=verdict)

@@ -1,12 +1,14 @@
 // Rank 0's record of the job and every way it can end; see ledger.hpp.
 #include "rdmamesh/app/ledger.hpp"
 
+#include <cmath>
 #include <cstdio>
 
 #include <fmt/format.h>
 
 #include "rdmamesh/io/report.hpp"
 #include "rdmamesh/stats/matrix.hpp"
+#include "rdmamesh/util/units.hpp"
 
 namespace rdmamesh::app {
 
@@ -95,28 +97,75 @@ std::string ledger::contention() {
   return text;
 }
 
+void ledger::set_verdict(std::string path, io::verdict_context ctx, std::vector<fabric::rank_info> ranks) {
+  std::lock_guard lock(mu_);
+  verdict_path_ = std::move(path);
+  verdict_ctx_ = std::move(ctx);
+  ranks_ = std::move(ranks);
+}
+
+// Every finished bandwidth run's causes (retests are evidence about runs, not runs).
+stats::job_verdict ledger::judge() const {
+  std::vector<stats::judged_run> runs;
+  for (const auto& r : records_) {
+    if (!r.bw || r.retest_of >= 0 || r.interrupted) continue;
+    std::string label = fmt::format("{} {}", to_string(r.pattern), format_size(r.size));
+    if (r.active_per_node > 0) label += fmt::format(" at {}/node", r.active_per_node);
+    const bool judged = r.outliers && (std::isfinite(r.outliers->threshold_pct) || !r.outliers->found.empty());
+    runs.push_back({r.index, label, r.outliers ? &*r.outliers : nullptr, judged});
+  }
+  return stats::fold(runs);
+}
+
+void ledger::write_verdict(const stats::job_verdict& v, bool complete, const std::string& status) {
+  if (file_) file_->write_verdict(v, io::verdict_json(v, ranks_, verdict_ctx_));
+  if (verdict_path_.empty()) return;
+  io::verdict_context ctx = verdict_ctx_;
+  ctx.complete = complete;
+  ctx.ended = status;
+  io::write_text_file(verdict_path_, io::verdict_json(v, ranks_, ctx));
+}
+
+stats::health ledger::health() const {
+  std::lock_guard lock(mu_);
+  return health_;
+}
+
 std::string ledger::finish(bool complete, const std::string& status) {
   std::lock_guard lock(mu_);
   for (auto p : std::set<pattern_kind>(dirty_)) derive(p);
   std::string text = contention();
+  std::string lines;
+  if (o_.mode == mode_kind::bw) {
+    const stats::job_verdict v = judge();
+    health_ = v.status;
+    for (const auto& l : io::verdict_lines(v, ranks_, verdict_ctx_.expect_bps)) lines += l + "\n";
+    write_verdict(v, complete, status);
+  }
   if (file_) file_->finish(complete, status);
   finished_ = true;
-  return text;
+  return text + lines;
 }
 
 void ledger::abandon(const std::string& status) noexcept {
   std::lock_guard lock(mu_);
-  if (finished_ || !file_) return;
+  if (finished_ || (!file_ && verdict_path_.empty())) return;
   // the first failure is the cause; later ones only refresh what the finished runs derive
   const bool first = !abandoned_;
   abandoned_ = true;
   try {
     for (auto p : std::set<pattern_kind>(dirty_)) derive(p);
     (void)contention();
+    // the job failed: what its finished runs showed, and how it ended
+    if (first && o_.mode == mode_kind::bw) {
+      stats::job_verdict v = judge();
+      v.status = stats::health::failed;
+      write_verdict(v, false, status);
+    }
   } catch (const std::exception& e) {
-    fmt::print(stderr, "rdmamesh: error: rank 0: could not write the derived groups to {}: {}\n", file_->path(),
-               e.what());
+    fmt::print(stderr, "rdmamesh: error: rank 0: could not write the derived groups or the verdict: {}\n", e.what());
   }
+  if (!file_) return;
   try {
     if (first)
       file_->finish(false, status);

@@ -116,6 +116,10 @@ std::vector<std::pair<std::string, std::string>> describe(const options& o) {
       {"retest", o.retest ? "yes" : "no"},
       {"timeout", num(o.timeout_s)},
       {"slow", num(o.slow_pct)},
+      {"expect", o.expect_pct > 0   ? fmt::format("{:g}%", o.expect_pct)
+                 : o.expect_bps > 0 ? format_rate(o.expect_bps)
+                                    : "-"},
+      {"verdict", o.verdict.empty() ? "-" : o.verdict},
       {"output", o.output.empty() ? "-" : o.output},
       {"force", o.force ? "yes" : "no"},
   };
@@ -232,12 +236,18 @@ void validate(const options& o) {
   if (o.mode == mode_kind::lat && o.post_list != 1) {
     throw usage_error("--post-list applies to --mode bw (a ping-pong has one message in flight)");
   }
+  if (o.mode == mode_kind::lat && (o.expect_bps > 0 || o.expect_pct > 0)) {
+    throw usage_error("--expect applies to --mode bw (a floor on each pair's bandwidth)");
+  }
+  if (!o.verdict.empty() && o.verdict == o.output) {
+    throw usage_error(
+        "--verdict names the same file as --output; give the verdict its own path (e.g. job.verdict.json)");
+  }
 }
 
-}  // namespace
-
-parse_outcome parse_command_line(int argc, const char* const* argv) {
-  options o;
+// What the flags say before conversion: sizes and names as text, and the options whose
+// presence matters as well as their value.
+struct flag_text {
   std::string size = "64K";
   std::string sizes;
   std::string peer_buffer;
@@ -246,44 +256,47 @@ parse_outcome parse_command_line(int argc, const char* const* argv) {
   std::string pattern;
   std::string bind = "nic";
   std::string connect;
+  std::string expect;
   bool all = false;
+  CLI::Option* iters = nullptr;
+  CLI::Option* rx_depth = nullptr;
+};
 
-  CLI::App app{
-      "rdmamesh: full-mesh RDMA communication test. Launch with mpirun or srun; every rank "
-      "connects RC QPs to every other rank and all pairs of a round run at once.",
-      "rdmamesh"};
-  app.set_version_flag("--version", std::string("rdmamesh ") + tool_version);
-  app.get_formatter()->column_width(34);
-
-  app.add_option("--op", op, "write_imm (receiver counts each message), write (one-sided), send, read")
+// What runs: op, mode, patterns, sizes, and how long.
+void add_traffic_flags(CLI::App& app, options& o, flag_text& t) {
+  app.add_option("--op", t.op, "write_imm (receiver counts each message), write (one-sided), send, read")
       ->check(CLI::IsMember({"write_imm", "write", "send", "read"}))
       ->capture_default_str();
-  app.add_option("--mode", mode, "bw: bandwidth and message rate; lat: ping-pong latency")
+  app.add_option("--mode", t.mode, "bw: bandwidth and message rate; lat: ping-pong latency")
       ->check(CLI::IsMember({"bw", "lat"}))
       ->capture_default_str();
-  app.add_option("--pattern", pattern,
+  app.add_option("--pattern", t.pattern,
                  "mesh, shift, pairs, incast, or a comma list; default mesh (bw), pairs (lat). mesh and pairs "
                  "together also give each pair's contention ratio");
   app.add_flag("-b,--bidirectional", o.bidirectional, "--pattern pairs: both directions of a pair at once");
   app.add_option("--target", o.target, "--pattern incast: the one receiving rank (default: every rank in turn)")
       ->check(CLI::NonNegativeNumber);
-  auto* size_opt =
-      app.add_option("-s,--size", size, "Message size in bytes; units K, M, G (powers of 1024)")->capture_default_str();
-  auto* sizes_opt = app.add_option("--sizes", sizes, "Comma list of sizes for one sweep, e.g. 64,4K,1M");
-  auto* all_opt = app.add_flag("-a,--all", all, "Sweep 2 B ... 8 MiB in powers of two");
+  auto* size_opt = app.add_option("-s,--size", t.size, "Message size in bytes; units K, M, G (powers of 1024)")
+                       ->capture_default_str();
+  auto* sizes_opt = app.add_option("--sizes", t.sizes, "Comma list of sizes for one sweep, e.g. 64,4K,1M");
+  auto* all_opt = app.add_flag("-a,--all", t.all, "Sweep 2 B ... 8 MiB in powers of two");
   size_opt->excludes(sizes_opt)->excludes(all_opt);
   sizes_opt->excludes(all_opt);
   auto* dur = app.add_option("-D,--duration", o.duration_s, "Measured seconds per round")->capture_default_str();
-  auto* iters = app.add_option("-n,--iters", o.iters, "Messages per ordered pair instead of a duration");
-  dur->excludes(iters);
+  t.iters = app.add_option("-n,--iters", o.iters, "Messages per ordered pair instead of a duration");
+  dur->excludes(t.iters);
   app.add_option("--warmup", o.warmup_s, "Unmeasured seconds before each duration round")->capture_default_str();
   app.add_option("--interval", o.interval_s,
                  "Duration rounds: sample every pair's bandwidth at this period into /runs/NNNN/tx_bw_t (0: off)")
       ->capture_default_str();
+}
+
+// How each QP is driven: perftest's knobs, QPs per peer, connections.
+void add_datapath_flags(CLI::App& app, options& o, flag_text& t) {
   app.add_option("-t,--tx-depth", o.tx_depth, "Outstanding work requests per QP")->capture_default_str();
-  auto* rx = app.add_option("-r,--rx-depth", o.rx_depth,
-                            "Receives in the rank's shared receive queue (default: 512, or a window per sending QP "
-                            "if more, up to 16384)");
+  t.rx_depth = app.add_option("-r,--rx-depth", o.rx_depth,
+                              "Receives in the rank's shared receive queue (default: 512, or a window per sending "
+                              "QP if more, up to 16384)");
   app.add_option("-l,--post-list", o.post_list, "Work requests chained per ibv_post_send")->capture_default_str();
   app.add_option("-Q,--cq-mod", o.cq_mod, "Signal every Nth work request (default 100, 1 above 8K, as perftest)")
       ->check(CLI::PositiveNumber);
@@ -291,16 +304,20 @@ parse_outcome parse_command_line(int argc, const char* const* argv) {
       "-I,--inline-size", o.inline_size,
       "Inline messages up to this size (default as perftest: none in bw; 220 for writes, 236 for send in lat)");
   app.add_option("-q,--qps", o.qps, "RC QPs per peer; messages spread over them")->capture_default_str();
-  app.add_option("--connect", connect,
+  app.add_option("--connect", t.connect,
                  "all: every peer's QPs up front (default with mesh); round: only the current round's partners, "
                  "re-targeted between rounds (default when every pattern is shift, pairs or incast)")
       ->check(CLI::IsMember({"all", "round"}));
   app.add_option("--qp-timeout", o.qp_timeout, "RC transport timeout exponent: 4.096 us * 2^N per retry (7 retries)")
       ->check(CLI::Range(1, 31))
       ->capture_default_str();
-  app.add_option("--peer-buffer", peer_buffer,
+  app.add_option("--peer-buffer", t.peer_buffer,
                  "Receive memory per peer (slots rotate inside it); default scales with N");
-  app.add_option("--bind", bind,
+}
+
+// Where each rank runs and which NIC, port and GID it uses.
+void add_placement_flags(CLI::App& app, options& o, flag_text& t) {
+  app.add_option("--bind", t.bind,
                  "Pin each rank: nic (cores near its NIC first), core (cores in order) or none; a launcher's "
                  "binding is kept")
       ->check(CLI::IsMember({"nic", "core", "none"}))
@@ -310,11 +327,21 @@ parse_outcome parse_command_line(int argc, const char* const* argv) {
   app.add_option("-i,--ib-port", o.ib_port, "Device port; default: the first ACTIVE port")->check(CLI::Range(1, 255));
   app.add_option("-x,--gid-index", o.gid_index, "GID index (RoCE); default: a RoCE v2 IPv4-mapped GID")
       ->check(CLI::Range(0, 65535));
+}
+
+// What comes out, what is judged, and how failures are told apart from slowness.
+void add_output_flags(CLI::App& app, options& o, flag_text& t) {
   app.add_option("-o,--output", o.output, "Write results to this HDF5 file");
   app.add_flag("--force", o.force, "Overwrite the output file if it exists");
   app.add_option("--slow", o.slow_pct, "A pair below PCT % of the run's median pair is slow (outliers)")
       ->option_text("PCT")
       ->capture_default_str();
+  app.add_option("--expect", t.expect,
+                 "A floor per pair: a rate (180Gb/s, 25GB/s) or a percentage of the port's rate (80%); pairs below "
+                 "it are named even when every pair is");
+  app.add_option("--verdict", o.verdict,
+                 "Write the job's verdict (healthy, degraded, failed; the causes; nodes to drain) as JSON to this "
+                 "file (default: beside --output, FILE.verdict.json)");
   app.add_flag("--quiet", o.quiet, "No progress lines on stderr (one per run when a job has several)");
   app.add_flag("--retest", o.retest,
                "After a mesh or shift run with slow pairs, run each alone (with healthy control pairs): still "
@@ -324,39 +351,65 @@ parse_outcome parse_command_line(int argc, const char* const* argv) {
                  "Seconds without any sign of life from a peer before it is named dead or hung (not a bound on "
                  "how long a round may run)")
       ->capture_default_str();
+}
+
+// The parsed text into options; then the rules that span several flags.
+void apply(const flag_text& t, options& o) {
+  o.op = t.op == "write"  ? op_kind::write
+         : t.op == "send" ? op_kind::send
+         : t.op == "read" ? op_kind::read
+                          : op_kind::write_imm;
+  o.mode = t.mode == "lat" ? mode_kind::lat : mode_kind::bw;
+  o.bind = t.bind == "core" ? bind_kind::core : t.bind == "none" ? bind_kind::none : bind_kind::nic;
+  if (o.ib_dev == "auto") o.ib_dev.clear();
+  if (!t.pattern.empty()) {
+    o.patterns = parse_patterns(t.pattern);
+  } else {
+    o.patterns = {o.mode == mode_kind::lat ? pattern_kind::pairs : pattern_kind::mesh};
+  }
+  if (t.all) {
+    o.sizes = all_sizes();
+  } else if (!t.sizes.empty()) {
+    o.sizes.clear();
+    for (const auto& s : split_commas(t.sizes)) o.sizes.push_back(parse_size(s, "--sizes entry"));
+  } else {
+    o.sizes = {parse_size(t.size, "--size")};
+  }
+  // pairwise patterns need O(q) QPs per rank a round: holding N-1 peers' would be waste
+  o.connect = t.connect == "round" ? connect_kind::round
+              : t.connect == "all" ? connect_kind::all
+              : o.pairwise()       ? connect_kind::round
+                                   : connect_kind::all;
+  if (!t.peer_buffer.empty()) o.peer_buffer = parse_size(t.peer_buffer, "--peer-buffer");
+  if (!t.expect.empty()) {
+    const auto e = parse_rate(t.expect, "--expect");
+    (e.percent ? o.expect_pct : o.expect_bps) = e.value;
+  }
+  if (t.iters->count() && o.iters == 0) throw usage_error("--iters must be at least 1, e.g. -n 1000");
+  if (t.rx_depth->count() && o.rx_depth == 0) throw usage_error("--rx-depth must be at least 1, e.g. -r 512");
+  validate(o);
+}
+
+}  // namespace
+
+parse_outcome parse_command_line(int argc, const char* const* argv) {
+  options o;
+  flag_text t;
+  CLI::App app{
+      "rdmamesh: full-mesh RDMA communication test. Launch with mpirun or srun; every rank "
+      "connects RC QPs to every other rank and all pairs of a round run at once.",
+      "rdmamesh"};
+  app.set_version_flag("--version", std::string("rdmamesh ") + tool_version);
+  app.get_formatter()->column_width(34);
+  add_traffic_flags(app, o, t);
+  add_datapath_flags(app, o, t);
+  add_placement_flags(app, o, t);
+  add_output_flags(app, o, t);
 
   parse_outcome out;
   try {
     app.parse(argc, argv);
-    o.op = op == "write"  ? op_kind::write
-           : op == "send" ? op_kind::send
-           : op == "read" ? op_kind::read
-                          : op_kind::write_imm;
-    o.mode = mode == "lat" ? mode_kind::lat : mode_kind::bw;
-    o.bind = bind == "core" ? bind_kind::core : bind == "none" ? bind_kind::none : bind_kind::nic;
-    if (o.ib_dev == "auto") o.ib_dev.clear();
-    if (!pattern.empty()) {
-      o.patterns = parse_patterns(pattern);
-    } else {
-      o.patterns = {o.mode == mode_kind::lat ? pattern_kind::pairs : pattern_kind::mesh};
-    }
-    if (all) {
-      o.sizes = all_sizes();
-    } else if (!sizes.empty()) {
-      o.sizes.clear();
-      for (const auto& s : split_commas(sizes)) o.sizes.push_back(parse_size(s, "--sizes entry"));
-    } else {
-      o.sizes = {parse_size(size, "--size")};
-    }
-    // pairwise patterns need O(q) QPs per rank a round: holding N-1 peers' would be waste
-    o.connect = connect == "round" ? connect_kind::round
-                : connect == "all" ? connect_kind::all
-                : o.pairwise()     ? connect_kind::round
-                                   : connect_kind::all;
-    if (!peer_buffer.empty()) o.peer_buffer = parse_size(peer_buffer, "--peer-buffer");
-    if (iters->count() && o.iters == 0) throw usage_error("--iters must be at least 1, e.g. -n 1000");
-    if (rx->count() && o.rx_depth == 0) throw usage_error("--rx-depth must be at least 1, e.g. -r 512");
-    validate(o);
+    apply(t, o);
     out.opts = o;
   } catch (const CLI::CallForHelp&) {
     out.exit_code = exit_ok;

@@ -45,6 +45,23 @@ endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& p
   auto since = [](clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); };
   auto t0 = clock::now();
   ctx_ = std::make_shared<verbs::context>(port_.device);
+  check_limits(ranks_on_device);
+  open_queues();
+  times_.device_s = since(t0);
+
+  t0 = clock::now();
+  register_buffer(std::move(topo), numa);
+  times_.buffers_s = since(t0);
+
+  t0 = clock::now();
+  make_qps();
+  times_.qps_s = since(t0);
+}
+
+// The whole node's demand on the device, before a PD, CQ, MR or QP exists.
+void endpoint::check_limits(std::uint32_t ranks_on_device) {
+  const options& o = opts_;
+  const plan::layout& l = layout_;
   const ibv_device_attr& da = ctx_->device_attr();
   limits_.max_qp_wr = static_cast<std::uint32_t>(da.max_qp_wr);
   limits_.max_srq_wr = static_cast<std::uint32_t>(da.max_srq_wr);
@@ -54,7 +71,6 @@ endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& p
   limits_.max_mr_size = da.max_mr_size;
 
   const std::string& dev = port_.device;
-  // the whole node's demand on the device, before a PD, CQ, MR or QP exists
   const device_caps allowed = with_test_overrides({.max_qp = static_cast<std::uint64_t>(da.max_qp),
                                                    .max_cq = static_cast<std::uint64_t>(da.max_cq),
                                                    .max_mr = static_cast<std::uint64_t>(da.max_mr),
@@ -62,7 +78,7 @@ endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& p
                                                    .max_srq = static_cast<std::uint64_t>(da.max_srq)});
   // --connect round holds QPs for one round's partners only
   const bool per_round = o.connect == connect_kind::round;
-  const std::uint32_t held_peers = per_round ? o.max_partners(n_ranks) : l.n_peers;
+  const std::uint32_t held_peers = per_round ? o.max_partners(n_ranks_) : l.n_peers;
   if (auto e = misfit({held_peers, l.qps, l.srq_depth > 0, ranks_on_device, per_round, o.pairwise()}, allowed, dev,
                       this_host())) {
     throw usage_error(*e);
@@ -80,34 +96,37 @@ endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& p
                                   l.total_bytes(), dev, limits_.max_mr_size));
   }
   const std::uint64_t held_sessions = std::uint64_t{held_peers} * l.qps;
-  const std::uint64_t send_cqe = std::max<std::uint64_t>(held_sessions * signaled_per_session(o, l), 1);
-  const std::uint64_t recv_cqe = std::max<std::uint64_t>(l.srq_depth, 1);
-  if (send_cqe > static_cast<std::uint64_t>(limits_.max_cqe)) {
+  send_cqe_ = std::max<std::uint64_t>(held_sessions * signaled_per_session(o, l), 1);
+  recv_cqe_ = std::max<std::uint64_t>(l.srq_depth, 1);
+  if (send_cqe_ > static_cast<std::uint64_t>(limits_.max_cqe)) {
     throw usage_error(
         fmt::format("{} QPs x {} signaled WRs each needs a send CQ of {} entries but {} allows {}; "
                     "raise -Q/--cq-mod or lower -t or -q{}",
-                    held_sessions, signaled_per_session(o, l), send_cqe, dev, limits_.max_cqe,
+                    held_sessions, signaled_per_session(o, l), send_cqe_, dev, limits_.max_cqe,
                     per_round ? "" : ", or use --connect round with pairwise patterns"));
   }
-  if (recv_cqe > static_cast<std::uint64_t>(limits_.max_cqe)) {
+  if (recv_cqe_ > static_cast<std::uint64_t>(limits_.max_cqe)) {
     throw usage_error(fmt::format("--rx-depth {} needs a receive CQ of as many entries but {} allows {}; lower -r",
                                   l.srq_depth, dev, limits_.max_cqe));
   }
+}
 
+// PD, the two CQs, and the inline threshold the device grants.
+void endpoint::open_queues() {
   pd_ = std::make_shared<verbs::protection_domain>(ctx_);
-  send_cq_ = std::make_shared<verbs::completion_queue>(ctx_, static_cast<int>(send_cqe));
-  recv_cq_ = std::make_shared<verbs::completion_queue>(ctx_, static_cast<int>(recv_cqe));
-
+  send_cq_ = std::make_shared<verbs::completion_queue>(ctx_, static_cast<int>(send_cqe_));
+  recv_cq_ = std::make_shared<verbs::completion_queue>(ctx_, static_cast<int>(recv_cqe_));
   limits_.max_inline = verbs::probe_max_inline(pd_, send_cq_);
-  if (o.inline_size > 0 && static_cast<std::uint32_t>(o.inline_size) > limits_.max_inline) {
-    throw usage_error(fmt::format("--inline-size {} exceeds {}'s largest inline size {}; lower -I", o.inline_size, dev,
-                                  limits_.max_inline));
+  if (opts_.inline_size > 0 && static_cast<std::uint32_t>(opts_.inline_size) > limits_.max_inline) {
+    throw usage_error(fmt::format("--inline-size {} exceeds {}'s largest inline size {}; lower -I", opts_.inline_size,
+                                  port_.device, limits_.max_inline));
   }
-  inline_size_ = plan::inline_for(o, limits_.max_inline);
-  times_.device_s = since(t0);
+  inline_size_ = plan::inline_for(opts_, limits_.max_inline);
+}
 
-  t0 = clock::now();
-  buf_ = std::make_unique<host_buffer>(l.total_bytes(), std::move(topo), numa);
+// The one buffer, on the NIC's NUMA node, under one MR; a memlock limit is named as such.
+void endpoint::register_buffer(topology_ptr topo, int numa) {
+  buf_ = std::make_unique<host_buffer>(layout_.total_bytes(), std::move(topo), numa);
   try {
     mr_ = std::make_unique<verbs::memory_region>(pd_, buf_->data(), buf_->size(), access_flags);
   } catch (const verbs::verbs_error& e) {
@@ -120,9 +139,12 @@ endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& p
     }
     throw;
   }
-  times_.buffers_s = since(t0);
+}
 
-  t0 = clock::now();
+// The SRQ and the session table; with --connect all every QP up front, in INIT.
+void endpoint::make_qps() {
+  const plan::layout& l = layout_;
+  const bool per_round = opts_.connect == connect_kind::round;
   if (l.srq_depth > 0) srq_ = std::make_shared<verbs::shared_receive_queue>(pd_, l.srq_depth);
   psn_gen_.seed(std::random_device{}());
   recreate_ = per_round && std::getenv("RDMAMESH_BENCH_RECREATE") != nullptr;
@@ -134,14 +156,12 @@ endpoint::endpoint(const options& o, const plan::layout& l, const port_choice& p
     links_[s].lane = s % l.qps;
     links_[s].session = s;
   }
-  if (!per_round) {
-    for (std::uint32_t s = 0; s < l.sessions(); ++s) {
-      qps_[s] = make_qp();
-      verbs::to_init(*qps_[s], port_.port, access_flags);
-      psns_[s] = new_psn();
-    }
+  if (per_round) return;
+  for (std::uint32_t s = 0; s < l.sessions(); ++s) {
+    qps_[s] = make_qp();
+    verbs::to_init(*qps_[s], port_.port, access_flags);
+    psns_[s] = new_psn();
   }
-  times_.qps_s = since(t0);
 }
 
 std::unique_ptr<verbs::queue_pair> endpoint::make_qp() const {

@@ -103,73 +103,99 @@ double line_rate_bps(std::uint8_t active_speed, std::uint8_t active_width) {
   return lane * lanes * 1e9;
 }
 
+namespace {
+
+// -d: the device by name; null when -d was not given.
+const device_desc* named_device(const std::vector<device_desc>& devices, const options& o) {
+  if (o.ib_dev.empty()) return nullptr;
+  auto it = std::find_if(devices.begin(), devices.end(), [&](const device_desc& d) { return d.name == o.ib_dev; });
+  if (it != devices.end()) return &*it;
+  if (devices.empty()) throw usage_error(fmt::format("RDMA device '{}' not found; {}", o.ib_dev, no_device_message()));
+  std::vector<std::string> names;
+  for (const auto& d : devices) names.push_back(d.name);
+  throw usage_error(
+      fmt::format("RDMA device '{}' not found; pick one of {} with -d/--ib-dev", o.ib_dev, fmt::join(names, ", ")));
+}
+
+struct device_port {
+  const device_desc* dev = nullptr;
+  const port_desc* port = nullptr;
+};
+
+// -i: that port, of -d's device or of the first device that has it ACTIVE.
+device_port numbered_port(const std::vector<device_desc>& devices, const device_desc* dev, const options& o) {
+  if (dev == nullptr) {
+    for (const auto& d : devices) {
+      for (const auto& p : d.ports) {
+        if (p.port == o.ib_port && p.state == IBV_PORT_ACTIVE) return {&d, &p};
+      }
+    }
+    throw usage_error(fmt::format("no device has port {} ACTIVE; pick a device and port with -d and -i", o.ib_port));
+  }
+  auto it = std::find_if(dev->ports.begin(), dev->ports.end(), [&](const port_desc& p) { return p.port == o.ib_port; });
+  if (it == dev->ports.end()) {
+    throw usage_error(fmt::format("{} has no port {} (ports: {}); pick one with -i/--ib-port", dev->name, o.ib_port,
+                                  port_list(*dev)));
+  }
+  if (it->state != IBV_PORT_ACTIVE) {
+    throw usage_error(
+        fmt::format("port {} of {} is {}, not active (ports: {}); bring the link up or pick another "
+                    "port with -i/--ib-port",
+                    o.ib_port, dev->name, ibv_port_state_str(it->state), port_list(*dev)));
+  }
+  return {dev, &*it};
+}
+
+// No -i: the first ACTIVE port of -d's device, or of any device.
+device_port first_active_port(const std::vector<device_desc>& devices, const device_desc* dev, const options& o) {
+  std::vector<std::string> seen;
+  for (const auto& d : devices) {
+    if (dev != nullptr && &d != dev) continue;
+    for (const auto& p : d.ports) {
+      if (p.state == IBV_PORT_ACTIVE) return {&d, &p};
+    }
+    seen.push_back(fmt::format("{} ports: {}", d.name, port_list(d)));
+  }
+  throw usage_error(fmt::format("no ACTIVE port on {} ({}); check the link (`rdma link`, `ibv_devinfo`)",
+                                o.ib_dev.empty() ? "any RDMA device" : o.ib_dev, fmt::join(seen, "; ")));
+}
+
+// -x, or on RoCE the RoCE v2 entry (IPv4-mapped first); InfiniBand goes by LID without one.
+void choose_gid(const port_desc& port, const options& o, port_choice& c) {
+  if (o.gid_index >= 0) {
+    auto it = std::find_if(port.gids.begin(), port.gids.end(),
+                           [&](const verbs::gid_entry& g) { return g.index == o.gid_index; });
+    if (it == port.gids.end()) {
+      throw usage_error(fmt::format("GID index {} is not a valid entry of {} port {} (valid: {}); pick one with -x",
+                                    o.gid_index, c.device, c.port, gid_list(port)));
+    }
+    if (port.ethernet && it->kind != verbs::gid_kind::roce_v2) {
+      throw usage_error(
+          fmt::format("GID index {} of {} port {} is {}, not RoCE v2 (valid: {}); pick a RoCE v2 GID with -x",
+                      o.gid_index, c.device, c.port, verbs::to_string(it->kind), gid_list(port)));
+    }
+    c.gid_index = it->index;
+    c.gid = *it;
+  } else if (port.ethernet) {
+    const int idx = auto_gid(port);
+    if (idx < 0) {
+      throw usage_error(
+          fmt::format("{} port {} has no RoCE v2 GID (GIDs: {}); give the interface an IP address or "
+                      "pick a GID with -x",
+                      c.device, c.port, gid_list(port)));
+    }
+    c.gid_index = idx;
+    c.gid =
+        *std::find_if(port.gids.begin(), port.gids.end(), [&](const verbs::gid_entry& g) { return g.index == idx; });
+  }
+}
+
+}  // namespace
+
 port_choice choose_port(const std::vector<device_desc>& devices, const options& o) {
   if (devices.empty() && o.ib_dev.empty()) throw usage_error(no_device_message());
-
-  const device_desc* dev = nullptr;
-  if (!o.ib_dev.empty()) {
-    auto it = std::find_if(devices.begin(), devices.end(), [&](const device_desc& d) { return d.name == o.ib_dev; });
-    if (it == devices.end()) {
-      if (devices.empty())
-        throw usage_error(fmt::format("RDMA device '{}' not found; {}", o.ib_dev, no_device_message()));
-      std::vector<std::string> names;
-      for (const auto& d : devices) names.push_back(d.name);
-      throw usage_error(
-          fmt::format("RDMA device '{}' not found; pick one of {} with -d/--ib-dev", o.ib_dev, fmt::join(names, ", ")));
-    }
-    dev = &*it;
-  }
-
-  const port_desc* port = nullptr;
-  if (o.ib_port > 0) {
-    if (dev == nullptr) {  // -i without -d: the first device that has that port ACTIVE
-      for (const auto& d : devices) {
-        for (const auto& p : d.ports) {
-          if (p.port == o.ib_port && p.state == IBV_PORT_ACTIVE && port == nullptr) {
-            dev = &d;
-            port = &p;
-          }
-        }
-      }
-      if (port == nullptr) {
-        throw usage_error(
-            fmt::format("no device has port {} ACTIVE; pick a device and port with -d and -i", o.ib_port));
-      }
-    } else {
-      auto it =
-          std::find_if(dev->ports.begin(), dev->ports.end(), [&](const port_desc& p) { return p.port == o.ib_port; });
-      if (it == dev->ports.end()) {
-        throw usage_error(fmt::format("{} has no port {} (ports: {}); pick one with -i/--ib-port", dev->name, o.ib_port,
-                                      port_list(*dev)));
-      }
-      if (it->state != IBV_PORT_ACTIVE) {
-        throw usage_error(
-            fmt::format("port {} of {} is {}, not active (ports: {}); bring the link up or pick another "
-                        "port with -i/--ib-port",
-                        o.ib_port, dev->name, ibv_port_state_str(it->state), port_list(*dev)));
-      }
-      port = &*it;
-    }
-  } else {
-    std::vector<std::string> seen;
-    for (const auto& d : devices) {
-      if (dev != nullptr && &d != dev) continue;
-      for (const auto& p : d.ports) {
-        if (p.state == IBV_PORT_ACTIVE) {
-          dev = &d;
-          port = &p;
-          break;
-        }
-      }
-      if (port != nullptr) break;
-      seen.push_back(fmt::format("{} ports: {}", d.name, port_list(d)));
-    }
-    if (port == nullptr) {
-      throw usage_error(fmt::format("no ACTIVE port on {} ({}); check the link (`rdma link`, `ibv_devinfo`)",
-                                    o.ib_dev.empty() ? "any RDMA device" : o.ib_dev, fmt::join(seen, "; ")));
-    }
-  }
-
+  const device_desc* named = named_device(devices, o);
+  const auto [dev, port] = o.ib_port > 0 ? numbered_port(devices, named, o) : first_active_port(devices, named, o);
   port_choice c;
   c.device = dev->name;
   c.port = port->port;
@@ -180,33 +206,7 @@ port_choice choose_port(const std::vector<device_desc>& devices, const options& 
   c.node_guid = dev->node_guid;
   c.board_id = dev->board_id;
   c.line_rate_bps = line_rate_bps(port->active_speed, port->active_width);
-
-  if (o.gid_index >= 0) {
-    auto it = std::find_if(port->gids.begin(), port->gids.end(),
-                           [&](const verbs::gid_entry& g) { return g.index == o.gid_index; });
-    if (it == port->gids.end()) {
-      throw usage_error(fmt::format("GID index {} is not a valid entry of {} port {} (valid: {}); pick one with -x",
-                                    o.gid_index, c.device, c.port, gid_list(*port)));
-    }
-    if (port->ethernet && it->kind != verbs::gid_kind::roce_v2) {
-      throw usage_error(
-          fmt::format("GID index {} of {} port {} is {}, not RoCE v2 (valid: {}); pick a RoCE v2 GID with -x",
-                      o.gid_index, c.device, c.port, verbs::to_string(it->kind), gid_list(*port)));
-    }
-    c.gid_index = it->index;
-    c.gid = *it;
-  } else if (port->ethernet) {
-    const int idx = auto_gid(*port);
-    if (idx < 0) {
-      throw usage_error(
-          fmt::format("{} port {} has no RoCE v2 GID (GIDs: {}); give the interface an IP address or "
-                      "pick a GID with -x",
-                      c.device, c.port, gid_list(*port)));
-    }
-    c.gid_index = idx;
-    c.gid =
-        *std::find_if(port->gids.begin(), port->gids.end(), [&](const verbs::gid_entry& g) { return g.index == idx; });
-  }
+  choose_gid(*port, o, c);
   return c;
 }
 

@@ -51,9 +51,10 @@ annotation annotation_for(group_kind group, std::string_view n, int rank) {
       return {"text", {"rank"}};
     }
     case group_kind::outliers:
-      if (n == "kind" || n == "text") return {"text", {"cause"}};
-      if (n == "send_pct" || n == "recv_pct") return {"percent of the median pair", {"cause"}};
-      if (n == "pairs") return {"pairs", {"cause"}};
+      if (n == "kind" || n == "text" || n == "basis") return {"text", {"cause"}};
+      if (n == "send_pct" || n == "recv_pct")
+        return {"percent of the cohort's median (basis noise) or of --expect", {"cause"}};
+      if (n == "pairs" || n == "fine") return {"pairs", {"cause"}};
       return {"index", {"cause"}};
     case group_kind::retest:
       if (n == "text") return {"text", {"pair"}};

@@ -292,43 +292,82 @@ std::vector<std::string> window_lines(const options& o, const run_record& r, std
   return lines;
 }
 
+namespace {
+
+std::string pct(double v) {
+  return v >= 10 || v == 0 ? fmt::format("{:.0f} %", v) : fmt::format("{:.2g} %", v);
+}
+
+// "its sends at 41 % and its receives at 43 % of the median", leaving out a side not named
+std::string sides(const stats::outlier& o, const char* whose, const std::string& of) {
+  std::vector<std::string> parts;
+  if (std::isfinite(o.send_pct)) parts.push_back(fmt::format("{} sends at {}", whose, pct(o.send_pct)));
+  if (std::isfinite(o.recv_pct)) parts.push_back(fmt::format("{} receives at {}", whose, pct(o.recv_pct)));
+  return fmt::format("{} {}", fmt::join(parts, " and "), of);
+}
+
+std::string node_name(std::int32_t node, std::span<const fabric::rank_info> ranks) {
+  std::vector<std::size_t> members;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i].node == node) members.push_back(i);
+  }
+  if (members.empty()) return fmt::format("node {}", node);
+  return fmt::format("node {} (ranks {})", fabric::text(ranks[members.front()].host), fmt::join(members, ","));
+}
+
+}  // namespace
+
+std::string cause_line(const stats::outlier& o, const stats::outlier_report& rep,
+                       std::span<const fabric::rank_info> ranks) {
+  auto who = [&](std::int32_t rank) { return rank_name(static_cast<std::size_t>(rank), ranks); };
+  const bool expect = o.basis == stats::outlier_basis::expect;
+  const std::string prefix = expect ? "# below --expect:" : "# slow:";
+  const std::string of = expect ? fmt::format("of {}", format_rate(rep.expect_bps)) : "of the median";
+  const std::string count = fmt::format("{} slow pair(s){}", o.pairs, o.fine ? fmt::format(", {} fine", o.fine) : "");
+  switch (o.kind) {
+    case stats::outlier_kind::fabric:
+      return fmt::format("{} the whole fabric: the median pair at {} {}; {} of {} pairs below", prefix, pct(o.send_pct),
+                         of, o.pairs, o.pairs + o.fine);
+    case stats::outlier_kind::node:
+      return fmt::format("{} {}: {}; {}", prefix, node_name(o.node, ranks), sides(o, "its", of), count);
+    case stats::outlier_kind::rank:
+      return fmt::format("{} {}: {}; {}", prefix, who(o.rank), sides(o, "its", of), count);
+    case stats::outlier_kind::link:
+      return fmt::format("{} link {} -> {} at {} {}", prefix, who(o.rank), who(o.peer), pct(o.send_pct), of);
+    case stats::outlier_kind::failed: return fmt::format("# failed: {} -> {}", who(o.rank), who(o.peer));
+  }
+  return "";
+}
+
 std::vector<std::string> outlier_lines(const run_record& r, std::span<const fabric::rank_info> ranks) {
   std::vector<std::string> lines;
   if (!r.outliers) return lines;
-  auto who = [&](std::int32_t rank) { return rank_name(static_cast<std::size_t>(rank), ranks); };
-  // "its sends at 41 % and its receives at 43 %", leaving out a side that is not slow
-  auto sides = [](const stats::outlier& o, const char* whose) {
-    std::vector<std::string> parts;
-    if (std::isfinite(o.send_pct)) parts.push_back(fmt::format("{} sends at {:.0f} %", whose, o.send_pct));
-    if (std::isfinite(o.recv_pct)) parts.push_back(fmt::format("{} receives at {:.0f} %", whose, o.recv_pct));
-    return fmt::format("{}", fmt::join(parts, " and "));
-  };
-  for (const auto& o : r.outliers->found) {
-    switch (o.kind) {
-      case stats::outlier_kind::node: {
-        std::vector<std::int32_t> members;
-        for (std::size_t i = 0; i < ranks.size(); ++i) {
-          if (ranks[i].node == o.node) members.push_back(static_cast<std::int32_t>(i));
-        }
-        lines.push_back(fmt::format("# slow: node {} (ranks {}): {} of the median; {} slow pair(s)",
-                                    fabric::text(ranks[static_cast<std::size_t>(members.front())].host),
-                                    fmt::join(members, ","), sides(o, "its ranks'"), o.pairs));
-        break;
-      }
-      case stats::outlier_kind::rank:
-        lines.push_back(
-            fmt::format("# slow: {}: {} of the median; {} slow pair(s)", who(o.rank), sides(o, "its"), o.pairs));
-        break;
-      case stats::outlier_kind::link:
-        lines.push_back(
-            fmt::format("# slow: link {} -> {} at {:.0f} % of the median", who(o.rank), who(o.peer), o.send_pct));
-        break;
-      case stats::outlier_kind::failed:  // the file's text column is parallel to its causes
-        lines.push_back(fmt::format("# failed: {} -> {}", who(o.rank), who(o.peer)));
-        break;
-    }
-  }
+  for (const auto& o : r.outliers->found) lines.push_back(cause_line(o, *r.outliers, ranks));
   return lines;
+}
+
+std::string judged_line(const stats::outlier_report& rep) {
+  const bool named = std::any_of(rep.found.begin(), rep.found.end(),
+                                 [](const stats::outlier& o) { return o.kind != stats::outlier_kind::failed; });
+  if (rep.measured == 0) return "# not judged: no pair measured a window";
+  if (rep.too_few_msgs) {
+    return fmt::format(
+        "# not judged: the median pair counted {:.0f} message(s), too few to tell a slow pair from "
+        "scheduling (20 needed: a longer -D or a smaller -s)",
+        rep.median_msgs);
+  }
+  if (!std::isfinite(rep.threshold_pct)) {
+    return fmt::format(
+        "# not judged: {} pair(s) are too few to measure the run's noise (at least 4 that no cause "
+        "explains are needed)",
+        rep.measured);
+  }
+  const std::string noise = fmt::format(
+      "{} of {} pairs judged against their cohorts' medians; noise ±{:.0f} %: slow below {} for a pair of "
+      "typical count",
+      rep.judged, rep.measured, std::expm1(rep.noise) * 100, pct(rep.threshold_pct));
+  return named ? fmt::format("# judged: {}", noise)
+               : fmt::format("# healthy: no pair beyond the run's noise ({})", noise);
 }
 
 }  // namespace rdmamesh::io

@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "rdmamesh/io/annotate.hpp"
+#include "rdmamesh/io/report.hpp"
 #include "rdmamesh/util/error.hpp"
 #include "rdmamesh/version.hpp"
 
@@ -56,13 +57,21 @@ h5::handle open_group(hid_t loc, const std::string& name) {
 
 // A [K] dataset of one field of each row: a table stored as parallel columns.
 template <class Row, class Field>
-void write_column(hid_t loc, const std::string& name, const std::vector<Row>& rows, Field field) {
+void write_column(hid_t loc, const std::string& name, std::span<const Row> rows, Field field) {
   using T = std::decay_t<decltype(field(std::declval<const Row&>()))>;
   std::vector<T> column;
   column.reserve(rows.size());
   for (const auto& r : rows) column.push_back(field(r));
-  const hsize_t dims[1] = {rows.size()};
-  h5::write(loc, name, dims, std::span<const T>(column));
+  if constexpr (std::is_same_v<T, std::string>) {
+    h5::write_strings(loc, name, column);
+  } else {
+    const hsize_t dims[1] = {rows.size()};
+    h5::write(loc, name, dims, std::span<const T>(column));
+  }
+}
+template <class Row, class Field>
+void write_column(hid_t loc, const std::string& name, const std::vector<Row>& rows, Field field) {
+  write_column(loc, name, std::span<const Row>(rows), field);
 }
 
 // A derived group is rewritten whole when more runs have finished since it was written.
@@ -79,19 +88,23 @@ std::string run_name(std::uint32_t index) {
 
 }  // namespace
 
-void check_output_path(const std::string& path, bool force) {
+void check_output_path(const std::string& path, bool force, std::string_view flag) {
   const fs::path p(path);
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  const std::string what = flag == "-o" ? "output" : std::string(flag);
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    throw usage_error(fmt::format("output folder '{}' does not exist; create it or pick another -o", dir.string()));
+    throw usage_error(
+        fmt::format("{} folder '{}' does not exist; create it or pick another {}", what, dir.string(), flag));
   }
   if (::access(dir.c_str(), W_OK) != 0) {
-    throw usage_error(fmt::format("output folder '{}' is not writable; pick another -o", dir.string()));
+    throw usage_error(fmt::format("{} folder '{}' is not writable; pick another {}", what, dir.string(), flag));
   }
-  if (fs::is_directory(p, ec)) throw usage_error(fmt::format("output '{}' is a folder; name a file with -o", path));
+  if (fs::is_directory(p, ec))
+    throw usage_error(fmt::format("{} '{}' is a folder; name a file with {}", what, path, flag));
   if (fs::exists(p, ec) && !force) {
-    throw usage_error(fmt::format("output file '{}' exists; pass --force to overwrite it or pick another -o", path));
+    throw usage_error(
+        fmt::format("{} file '{}' exists; pass --force to overwrite it or pick another {}", what, path, flag));
   }
 }
 
@@ -133,61 +146,54 @@ void results_file::write_provenance(const std::vector<std::pair<std::string, std
   flush();
 }
 
+namespace {
+
+// One column per field of the rank records: where each rank ran and with which NIC.
+void write_rank_columns(hid_t g, std::span<const fabric::rank_info> ranks) {
+  using fabric::rank_info;
+  auto text = [&](const char* name, auto field) {
+    write_column(g, name, ranks, [&](const rank_info& r) { return std::string(fabric::text(r.*field)); });
+  };
+  auto int32 = [&](const char* name, auto field) {
+    write_column(g, name, ranks, [&](const rank_info& r) { return std::int32_t{r.*field}; });
+  };
+  text("hostname", &rank_info::host);
+  text("device", &rank_info::device);
+  text("gid", &rank_info::gid);
+  text("cpus", &rank_info::cpus);
+  write_column(g, "bound_by", ranks, [](const rank_info& r) {
+    return std::string(fabric::to_string(static_cast<fabric::bound_by>(r.bound)));
+  });
+  text("fw_ver", &rank_info::fw_ver);
+  text("board_id", &rank_info::board_id);
+  // ibstat's spelling: four groups of four hex digits
+  write_column(g, "node_guid", ranks, [](const rank_info& r) {
+    const std::uint64_t guid = r.node_guid;
+    return fmt::format("{:04x}:{:04x}:{:04x}:{:04x}", guid >> 48, (guid >> 32) & 0xffff, (guid >> 16) & 0xffff,
+                       guid & 0xffff);
+  });
+  write_column(g, "link_layer", ranks, [](const rank_info& r) {
+    return std::string(r.device[0] == '\0' ? "" : (r.ethernet ? "Ethernet" : "InfiniBand"));
+  });
+  write_column(g, "line_rate_bps", ranks, [](const rank_info& r) { return r.line_rate_bps; });
+  int32("port", &rank_info::port);
+  int32("gid_index", &rank_info::gid_index);
+  int32("mtu", &rank_info::mtu);
+  int32("node", &rank_info::node);
+  int32("local_rank", &rank_info::local_rank);
+  int32("pid", &rank_info::pid);
+  int32("core", &rank_info::core);
+  int32("pu", &rank_info::pu);
+  int32("numa", &rank_info::numa);
+  int32("mem_on_numa", &rank_info::mem_on_numa);
+}
+
+}  // namespace
+
 void results_file::write_ranks(std::span<const fabric::rank_info> ranks, std::span<const stats::setup_times> setup,
                                std::span<const stats::setup_resources> held) {
   h5::handle g = h5::create_group(file_.get(), "ranks");
-  std::vector<std::string> host, device, gid, cpus, bound, fw_ver, board_id, node_guid, link_layer;
-  std::vector<double> line_rate;
-  std::vector<std::int32_t> port, gid_index, mtu, node, local_rank, pid, core, pu, numa, mem_on_numa;
-  for (const auto& r : ranks) {
-    host.emplace_back(fabric::text(r.host));
-    device.emplace_back(fabric::text(r.device));
-    gid.emplace_back(fabric::text(r.gid));
-    cpus.emplace_back(fabric::text(r.cpus));
-    bound.emplace_back(fabric::to_string(static_cast<fabric::bound_by>(r.bound)));
-    fw_ver.emplace_back(fabric::text(r.fw_ver));
-    board_id.emplace_back(fabric::text(r.board_id));
-    // ibstat's spelling: four groups of four hex digits
-    const std::uint64_t guid = r.node_guid;
-    node_guid.push_back(fmt::format("{:04x}:{:04x}:{:04x}:{:04x}", guid >> 48, (guid >> 32) & 0xffff,
-                                    (guid >> 16) & 0xffff, guid & 0xffff));
-    link_layer.emplace_back(r.device[0] == '\0' ? "" : (r.ethernet ? "Ethernet" : "InfiniBand"));
-    line_rate.push_back(r.line_rate_bps);
-    port.push_back(r.port);
-    gid_index.push_back(r.gid_index);
-    mtu.push_back(r.mtu);
-    node.push_back(r.node);
-    local_rank.push_back(r.local_rank);
-    pid.push_back(r.pid);
-    core.push_back(r.core);
-    pu.push_back(r.pu);
-    numa.push_back(r.numa);
-    mem_on_numa.push_back(r.mem_on_numa);
-  }
-  const hsize_t dims[1] = {ranks.size()};
-  h5::write_strings(g.get(), "hostname", host);
-  h5::write_strings(g.get(), "device", device);
-  h5::write_strings(g.get(), "gid", gid);
-  h5::write_strings(g.get(), "cpus", cpus);
-  h5::write_strings(g.get(), "bound_by", bound);
-  h5::write_strings(g.get(), "fw_ver", fw_ver);
-  h5::write_strings(g.get(), "board_id", board_id);
-  h5::write_strings(g.get(), "node_guid", node_guid);
-  h5::write_strings(g.get(), "link_layer", link_layer);
-  h5::write(g.get(), "line_rate_bps", dims, std::span<const double>(line_rate));
-  auto ints = [&](const char* name, const std::vector<std::int32_t>& v) {
-    h5::write(g.get(), name, dims, std::span<const std::int32_t>(v));
-  };
-  ints("port", port);
-  ints("gid_index", gid_index);
-  ints("mtu", mtu);
-  ints("node", node);
-  ints("local_rank", local_rank);
-  ints("pid", pid);
-  ints("core", core);
-  ints("pu", pu);
-  ints("numa", numa);
-  ints("mem_on_numa", mem_on_numa);
+  write_rank_columns(g.get(), ranks);
   if (!setup.empty()) {
     std::vector<double> flat;
     for (const auto& r : setup) flat.insert(flat.end(), r.begin(), r.end());
@@ -197,15 +203,10 @@ void results_file::write_ranks(std::span<const fabric::rank_info> ranks, std::sp
     h5::set_attr(ds.get(), "phases", fmt::format("{}", fmt::join(stats::setup_phase_names, ",")));
   }
   if (!held.empty()) {
-    const hsize_t dh[1] = {held.size()};
-    auto column = [&](const char* name, auto field) {
-      std::vector<std::uint64_t> v;
-      for (const auto& r : held) v.push_back(r.*field);
-      h5::write(g.get(), name, dh, std::span<const std::uint64_t>(v));
-    };
-    column("qps", &stats::setup_resources::qps);
-    column("cq_entries", &stats::setup_resources::cq_entries);
-    column("registered_bytes", &stats::setup_resources::registered_bytes);
+    using stats::setup_resources;
+    write_column(g.get(), "qps", held, [](const setup_resources& r) { return r.qps; });
+    write_column(g.get(), "cq_entries", held, [](const setup_resources& r) { return r.cq_entries; });
+    write_column(g.get(), "registered_bytes", held, [](const setup_resources& r) { return r.registered_bytes; });
   }
   annotate_group(g.get(), group_kind::ranks);
   std::int32_t nodes = 0;
@@ -214,9 +215,10 @@ void results_file::write_ranks(std::span<const fabric::rank_info> ranks, std::sp
   flush();
 }
 
-void results_file::write_run(const options& o, const run_record& run) {
-  h5::handle g = h5::create_group(file_.get(), run_name(run.index));
-  const hid_t r = g.get();
+namespace {
+
+// What ran: the run's shape and the data-path settings in effect at its size.
+void write_run_attrs(hid_t r, const options& o, const run_record& run) {
   h5::set_attr(r, "pattern", std::string(to_string(run.pattern)));
   h5::set_attr(r, "op", std::string(to_string(o.op)));
   h5::set_attr(r, "mode", std::string(to_string(o.mode)));
@@ -243,67 +245,81 @@ void results_file::write_run(const options& o, const run_record& run) {
     const hsize_t adims[1] = {run.active.size()};
     h5::write(r, "active", adims, std::span<const std::uint8_t>(run.active));
   }
-  if (run.bw) {
-    const stats::run_matrices& m = *run.bw;
-    write_square(r, "tx_bw", m.tx_bw);
-    write_square(r, "rx_bw", m.rx_bw);
-    write_square(r, "tx_rate", m.tx_rate);
-    write_square(r, "rx_rate", m.rx_rate);
-    write_square(r, "tx_s", m.tx_s);
-    write_square(r, "rx_s", m.rx_s);
-    write_square(r, "tx_msgs", m.tx_msgs);
-    write_square(r, "rx_msgs", m.rx_msgs);
-    write_square(r, "tx_bytes", m.tx_bytes);
-    write_square(r, "rx_bytes", m.rx_bytes);
-    write_square(r, "tx_total", m.tx_total);
-    write_square(r, "rx_total", m.rx_total);
-    write_square(r, "verify_errors", m.verify_errors);
-    write_square(r, "flags", m.flags);
-    write_square(r, "round", m.round);
-    if (run.pattern == pattern_kind::incast) {
-      const auto& seen = receiver_sees_messages(o.op) ? m.rx_bw : m.tx_bw;
-      write_square(r, "share", stats::shares(seen));
-      const auto fair = stats::column_fairness(seen);
-      const hsize_t dims[1] = {fair.size()};
-      h5::write(r, "fairness", dims, std::span<const double>(fair));
-    }
+}
+
+void write_bandwidth(hid_t r, const options& o, const run_record& run) {
+  const stats::run_matrices& m = *run.bw;
+  write_square(r, "tx_bw", m.tx_bw);
+  write_square(r, "rx_bw", m.rx_bw);
+  write_square(r, "tx_rate", m.tx_rate);
+  write_square(r, "rx_rate", m.rx_rate);
+  write_square(r, "tx_s", m.tx_s);
+  write_square(r, "rx_s", m.rx_s);
+  write_square(r, "tx_msgs", m.tx_msgs);
+  write_square(r, "rx_msgs", m.rx_msgs);
+  write_square(r, "tx_bytes", m.tx_bytes);
+  write_square(r, "rx_bytes", m.rx_bytes);
+  write_square(r, "tx_total", m.tx_total);
+  write_square(r, "rx_total", m.rx_total);
+  write_square(r, "verify_errors", m.verify_errors);
+  write_square(r, "flags", m.flags);
+  write_square(r, "round", m.round);
+  if (run.pattern == pattern_kind::incast) {
+    const auto& seen = receiver_sees_messages(o.op) ? m.rx_bw : m.tx_bw;
+    write_square(r, "share", stats::shares(seen));
+    const auto fair = stats::column_fairness(seen);
+    const hsize_t dims[1] = {fair.size()};
+    h5::write(r, "fairness", dims, std::span<const double>(fair));
   }
-  if (run.lat) {
-    const stats::latency_matrices& m = *run.lat;
-    h5::set_attr(r, "latency_is", std::string(o.op == op_kind::read ? "read completion time" : "half round trip"));
-    h5::set_attr(r, "latency_unit", std::string("us"));
-    write_square(r, "lat_count", m.count);
-    write_square(r, "lat_min_us", m.min);
-    write_square(r, "lat_p50_us", m.p50);
-    write_square(r, "lat_p90_us", m.p90);
-    write_square(r, "lat_p99_us", m.p99);
-    write_square(r, "lat_p999_us", m.p999);
-    write_square(r, "lat_max_us", m.max);
-    write_square(r, "lat_mean_us", m.mean);
-    write_square(r, "lat_stddev_us", m.stddev);
-    write_square(r, "flags", run.lat_flags);
-    const auto counts = run.lat_all.counts();
-    const hsize_t dims[1] = {counts.size()};
-    h5::write(r, "lat_hist_ns", dims, counts);
-    const stats::histogram& h = run.lat_all;
-    h5::set_attr(r, "lat_samples", static_cast<std::int64_t>(h.count()));
-    h5::set_attr(r, "lat_all_min_us", static_cast<double>(h.min()) * 1e-3);
-    h5::set_attr(r, "lat_all_p50_us", static_cast<double>(h.percentile(50)) * 1e-3);
-    h5::set_attr(r, "lat_all_p99_us", static_cast<double>(h.percentile(99)) * 1e-3);
-    h5::set_attr(r, "lat_all_max_us", static_cast<double>(h.max()) * 1e-3);
-    h5::set_attr(r, "lat_all_mean_us", h.mean() * 1e-3);
-    h5::set_attr(r, "lat_all_stddev_us", h.stddev() * 1e-3);
-  }
-  if (run.slots > 0) {
-    const std::size_t n = n_ranks_;
-    const hsize_t tdims[3] = {run.slots, n, n}, sdims[1] = {run.slots};
-    h5::write(r, "tx_bw_t", tdims, std::span<const double>(run.tx_bw_t));
-    h5::write(r, "rx_bw_t", tdims, std::span<const double>(run.rx_bw_t));
-    std::vector<double> t(run.slots);
-    for (std::uint32_t k = 0; k < run.slots; ++k) t[k] = k * run.interval_s;
-    h5::write(r, "t_s", sdims, std::span<const double>(t));
-    h5::set_attr(r, "interval_s", run.interval_s);
-  }
+}
+
+void write_latency(hid_t r, const options& o, const run_record& run) {
+  const stats::latency_matrices& m = *run.lat;
+  h5::set_attr(r, "latency_is", std::string(o.op == op_kind::read ? "read completion time" : "half round trip"));
+  h5::set_attr(r, "latency_unit", std::string("us"));
+  write_square(r, "lat_count", m.count);
+  write_square(r, "lat_min_us", m.min);
+  write_square(r, "lat_p50_us", m.p50);
+  write_square(r, "lat_p90_us", m.p90);
+  write_square(r, "lat_p99_us", m.p99);
+  write_square(r, "lat_p999_us", m.p999);
+  write_square(r, "lat_max_us", m.max);
+  write_square(r, "lat_mean_us", m.mean);
+  write_square(r, "lat_stddev_us", m.stddev);
+  write_square(r, "flags", run.lat_flags);
+  const auto counts = run.lat_all.counts();
+  const hsize_t dims[1] = {counts.size()};
+  h5::write(r, "lat_hist_ns", dims, counts);
+  const stats::histogram& h = run.lat_all;
+  h5::set_attr(r, "lat_samples", static_cast<std::int64_t>(h.count()));
+  h5::set_attr(r, "lat_all_min_us", static_cast<double>(h.min()) * 1e-3);
+  h5::set_attr(r, "lat_all_p50_us", static_cast<double>(h.percentile(50)) * 1e-3);
+  h5::set_attr(r, "lat_all_p99_us", static_cast<double>(h.percentile(99)) * 1e-3);
+  h5::set_attr(r, "lat_all_max_us", static_cast<double>(h.max()) * 1e-3);
+  h5::set_attr(r, "lat_all_mean_us", h.mean() * 1e-3);
+  h5::set_attr(r, "lat_all_stddev_us", h.stddev() * 1e-3);
+}
+
+// --interval: bandwidth over time, [slots][src][dst], and the slots' start times.
+void write_series(hid_t r, const run_record& run, std::size_t n) {
+  const hsize_t tdims[3] = {run.slots, n, n}, sdims[1] = {run.slots};
+  h5::write(r, "tx_bw_t", tdims, std::span<const double>(run.tx_bw_t));
+  h5::write(r, "rx_bw_t", tdims, std::span<const double>(run.rx_bw_t));
+  std::vector<double> t(run.slots);
+  for (std::uint32_t k = 0; k < run.slots; ++k) t[k] = k * run.interval_s;
+  h5::write(r, "t_s", sdims, std::span<const double>(t));
+  h5::set_attr(r, "interval_s", run.interval_s);
+}
+
+}  // namespace
+
+void results_file::write_run(const options& o, const run_record& run) {
+  h5::handle g = h5::create_group(file_.get(), run_name(run.index));
+  const hid_t r = g.get();
+  write_run_attrs(r, o, run);
+  if (run.bw) write_bandwidth(r, o, run);
+  if (run.lat) write_latency(r, o, run);
+  if (run.slots > 0) write_series(r, run, n_ranks_);
   h5::write_strings(r, "events", run.events);
   if (run.outliers) write_outliers(r, o, run);
   if (run.retest_of >= 0) write_retest(r, o, run);
@@ -341,18 +357,28 @@ void results_file::write_retest(hid_t run_group, const options& o, const run_rec
 // /runs/NNNN/outliers: one row per cause, as parallel datasets, and the console's lines.
 void results_file::write_outliers(hid_t run_group, const options& o, const run_record& run) {
   h5::handle g = h5::create_group(run_group, "outliers");
+  const stats::outlier_report& rep = *run.outliers;
   h5::set_attr(g.get(), "slow_pct", o.slow_pct);
-  h5::set_attr(g.get(), "median_bw", run.outliers->median);
-  const auto& found = run.outliers->found;
-  std::vector<std::string> kind;
-  for (const auto& f : found) kind.emplace_back(stats::to_string(f.kind));
-  h5::write_strings(g.get(), "kind", kind);
+  h5::set_attr(g.get(), "median_bw", rep.median);
+  // what the pairs were judged against (the noise-calibrated rule, README "Outliers")
+  h5::set_attr(g.get(), "noise", rep.noise);
+  h5::set_attr(g.get(), "threshold_pct", rep.threshold_pct);
+  h5::set_attr(g.get(), "quantum", static_cast<std::int64_t>(rep.quantum));
+  h5::set_attr(g.get(), "median_msgs", rep.median_msgs);
+  h5::set_attr(g.get(), "measured", static_cast<std::int64_t>(rep.measured));
+  h5::set_attr(g.get(), "judged", static_cast<std::int64_t>(rep.judged));
+  h5::set_attr(g.get(), "expect_bps", rep.expect_bps);
+  h5::set_attr(g.get(), "verdict", io::judged_line(rep));
+  const auto& found = rep.found;
+  write_column(g.get(), "kind", found, [](const stats::outlier& f) { return std::string(stats::to_string(f.kind)); });
+  write_column(g.get(), "basis", found, [](const stats::outlier& f) { return std::string(stats::to_string(f.basis)); });
   write_column(g.get(), "node", found, [](const stats::outlier& f) { return f.node; });
   write_column(g.get(), "rank", found, [](const stats::outlier& f) { return f.rank; });
   write_column(g.get(), "peer", found, [](const stats::outlier& f) { return f.peer; });
   write_column(g.get(), "send_pct", found, [](const stats::outlier& f) { return f.send_pct; });
   write_column(g.get(), "recv_pct", found, [](const stats::outlier& f) { return f.recv_pct; });
   write_column(g.get(), "pairs", found, [](const stats::outlier& f) { return std::uint64_t{f.pairs}; });
+  write_column(g.get(), "fine", found, [](const stats::outlier& f) { return std::uint64_t{f.fine}; });
   h5::write_strings(g.get(), "text", run.outlier_text);
   annotate_group(g.get(), group_kind::outliers);
 }
@@ -424,6 +450,18 @@ void results_file::write_scaling(pattern_kind p, const std::vector<std::uint64_t
   h5::write(g.get(), "node_bw", ndims, std::span<const double>(node_bw));
   h5::write(g.get(), "rank_bw", pdims, std::span<const double>(rank_bw));
   annotate_group(g.get(), group_kind::scaling);
+  flush();
+}
+
+void results_file::write_verdict(const stats::job_verdict& v, const std::string& json) {
+  const hid_t f = file_.get();
+  if (H5Lexists(f, "verdict", H5P_DEFAULT) > 0 && H5Ldelete(f, "verdict", H5P_DEFAULT) < 0) {
+    throw h5::io_error("H5Ldelete(verdict) failed");
+  }
+  h5::write_strings(f, "verdict", {json});
+  h5::handle ds(H5Dopen2(f, "verdict", H5P_DEFAULT), H5Dclose, "H5Dopen2(/verdict)");
+  h5::set_attr(ds.get(), "units", std::string("JSON (rdmamesh-verdict/1)"));
+  h5::set_attr(f, "verdict", std::string(stats::to_string(v.status)));
   flush();
 }
 

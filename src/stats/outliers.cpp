@@ -1,16 +1,19 @@
-// Outlier classification: failed pairs first, then slow ranks (most of a row or a column),
-// then whole nodes of slow ranks, and what is left as single links.
+// The finder: pair scores against their cohorts, candidate causes tested against the pairs that
+// do not touch them, a greedy cover of the slow pairs, links last. See the header for the rule.
 #include "rdmamesh/stats/outliers.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
+#include <utility>
 
 namespace rdmamesh::stats {
 namespace {
 
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+using mask = std::vector<std::uint8_t>;  // n*n, 1 = in the set
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return nan;
@@ -21,6 +24,349 @@ double median_of(std::vector<double> v) {
   return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)) + hi) / 2;
 }
 
+// What the tests read about every ordered pair, computed once per run.
+struct evidence {
+  std::uint32_t n = 0;
+  mask judged;                   // ran, did not fail, measured a window
+  std::vector<double> log_bw;    // log of bytes/s, the count corrected by half a quantum
+  std::vector<double> expected;  // messages per byte/s: seconds / size (for the counting error)
+  std::vector<int> cls, rnd;     // 0 within a node, 1 across; the round that measured it
+  double quantum = 1;            // messages a count moves by (duration mode); 0: counts are exact
+};
+
+evidence gather(const run_matrices& m, std::uint64_t size, std::span<const std::int32_t> node_of, bool counted) {
+  evidence ev;
+  const std::uint32_t n = ev.n = m.tx_bw.n;
+  const std::size_t nn = std::size_t{n} * n;
+  ev.judged.assign(nn, 0);
+  ev.log_bw.assign(nn, nan);
+  ev.expected.assign(nn, 0);
+  ev.cls.assign(nn, 0);
+  ev.rnd.assign(nn, -1);
+  std::uint64_t q = 0;
+  for (std::uint32_t a = 0; a < n; ++a) {
+    for (std::uint32_t b = 0; b < n; ++b) {
+      const std::size_t i = std::size_t{a} * n + b;
+      const double secs = m.tx_s.v[i];
+      if (a == b || m.round.v[i] < 0 || m.flags.v[i] != 0 || !(secs > 0) || !std::isfinite(m.tx_bw.v[i])) continue;
+      ev.judged[i] = 1;
+      ev.rnd[i] = m.round.v[i];
+      const bool same = a < node_of.size() && b < node_of.size() && node_of[a] == node_of[b];
+      ev.cls[i] = same ? 0 : 1;
+      ev.expected[i] = secs / static_cast<double>(size);
+      if (m.tx_msgs.v[i] > 0) q = std::gcd(q, m.tx_msgs.v[i]);
+    }
+  }
+  ev.quantum = counted ? static_cast<double>(std::max<std::uint64_t>(q, 1)) : 0;
+  // a count of 0 reads as half a quantum: slow, but not infinitely (its error says how much)
+  for (std::size_t i = 0; i < nn; ++i) {
+    if (ev.judged[i]) ev.log_bw[i] = std::log(std::max(m.tx_bw.v[i], ev.quantum / 2 / ev.expected[i]));
+  }
+  return ev;
+}
+
+// The relative error of a count of `predicted` messages that moves in steps of the quantum
+// (Poisson in quanta); 0 where counts are exact (-n).
+double counting_error(const evidence& ev, double predicted) {
+  return ev.quantum > 0 ? std::sqrt(ev.quantum / (predicted + ev.quantum)) : 0;
+}
+
+// 1.4826 x the median absolute deviation: the standard deviation of a normal sample, unmoved
+// by a few outliers; never below `floor`. Taken at its upper 95 % confidence bound (chi-square
+// with m - 1 degrees of freedom, Wilson-Hilferty), so that six pairs that happen to agree do not
+// make a tenth of a difference look like a fault.
+double robust_spread(std::vector<double> v, double floor) {
+  const double m = static_cast<double>(v.size());
+  const double mid = median_of(v);
+  for (auto& x : v) x = std::fabs(x - mid);
+  const double sigma = std::max(floor, 1.4826 * median_of(std::move(v)));
+  const double dof = std::max(m - 1, 1.0);
+  const double a = 2 / (9 * dof);
+  const double chi2_low = dof * std::pow(std::max(1 - a - 1.6449 * std::sqrt(a), 0.05), 3);
+  return sigma * std::sqrt(dof / chi2_low);
+}
+
+// Pair scores against a reference set: z = log bw - its cohort's median; `bound` the log ratio
+// below which the pair is slow; `spread` the reference's robust spread. `usable` is false when
+// the reference holds too few pairs to measure the run's noise.
+struct scores {
+  std::vector<double> z, bound;
+  double spread = 0;
+  bool usable = false;
+};
+
+scores score(const evidence& ev, const mask& ref, const finder_settings& s, double k) {
+  const std::size_t nn = ev.judged.size();
+  std::map<std::pair<int, int>, std::vector<double>> by_round;
+  std::map<int, std::vector<double>> by_class;
+  for (std::size_t i = 0; i < nn; ++i) {
+    if (!ref[i]) continue;
+    by_round[{ev.cls[i], ev.rnd[i]}].push_back(ev.log_bw[i]);
+    by_class[ev.cls[i]].push_back(ev.log_bw[i]);
+  }
+  std::map<std::pair<int, int>, double> round_median;
+  for (auto& [key, v] : by_round) round_median[key] = v.size() >= 3 ? median_of(v) : nan;
+  std::map<int, double> class_median;
+  for (auto& [key, v] : by_class) class_median[key] = v.size() >= 2 ? median_of(v) : nan;
+
+  scores out;
+  out.z.assign(nn, nan);
+  out.bound.assign(nn, -std::numeric_limits<double>::infinity());
+  std::map<int, std::vector<double>> ref_z;  // by class
+  std::vector<double> pooled;
+  for (std::size_t i = 0; i < nn; ++i) {
+    if (!ev.judged[i]) continue;
+    double r = nan;
+    if (auto it = round_median.find({ev.cls[i], ev.rnd[i]}); it != round_median.end()) r = it->second;
+    if (std::isnan(r)) {
+      if (auto it = class_median.find(ev.cls[i]); it != class_median.end()) r = it->second;
+    }
+    if (std::isnan(r)) continue;
+    out.z[i] = ev.log_bw[i] - r;
+    if (ref[i]) {
+      ref_z[ev.cls[i]].push_back(out.z[i]);
+      pooled.push_back(out.z[i]);
+    }
+  }
+  if (pooled.size() < 4) return out;
+  // a class spreads as it does (pairs within a node run on the CPUs, across nodes on the port):
+  // its own spread where it has enough pairs to say, else the run's
+  out.spread = robust_spread(pooled, s.min_spread);
+  std::map<int, double> spread_of;
+  for (auto& [c, v] : ref_z) spread_of[c] = v.size() >= 4 ? robust_spread(v, s.min_spread) : out.spread;
+  out.usable = true;
+  const double floor = std::log(s.slow_pct / 100);
+  for (std::size_t i = 0; i < nn; ++i) {
+    if (std::isnan(out.z[i])) continue;
+    const auto it = spread_of.find(ev.cls[i]);
+    const double spread = it != spread_of.end() ? it->second : out.spread;
+    // what the cohort's rate predicts for this pair's window, and the count's error around it
+    const double predicted = std::exp(ev.log_bw[i] - out.z[i]) * ev.expected[i];
+    out.bound[i] = std::min(floor, -k * std::hypot(spread, counting_error(ev, predicted)));
+  }
+  return out;
+}
+
+// A candidate cause: a set of ranks, judged over the pairs that leave it (its sends) and enter
+// it (its receives); a node's only across nodes (its ranks' pairs among themselves stay in it).
+struct candidate {
+  outlier_kind kind;
+  std::int32_t node, rank;
+  std::vector<std::uint8_t> member;  // by rank
+  bool across_only;
+};
+
+std::vector<candidate> candidates(std::uint32_t n, std::span<const std::int32_t> node_of) {
+  std::vector<candidate> out;
+  std::map<std::int32_t, std::vector<std::uint8_t>> nodes;
+  for (std::uint32_t r = 0; r < n && r < node_of.size(); ++r) {
+    auto& m = nodes[node_of[r]];
+    m.resize(n, 0);
+    m[r] = 1;
+  }
+  if (nodes.size() > 1) {
+    for (auto& [node, m] : nodes) out.push_back({outlier_kind::node, node, -1, m, true});
+  }
+  for (std::uint32_t r = 0; r < n; ++r) {
+    std::vector<std::uint8_t> m(n, 0);
+    m[r] = 1;
+    out.push_back({outlier_kind::rank, r < node_of.size() ? node_of[r] : -1, static_cast<std::int32_t>(r), m, false});
+  }
+  return out;
+}
+
+// One side of a candidate as judged: its pairs, which of them are slow, whether it is named.
+struct side {
+  std::vector<std::size_t> pairs;
+  std::vector<std::uint8_t> slow;  // parallel to pairs
+  bool named = false;
+  double median_pct = nan;
+};
+
+struct verdict {
+  side sends, receives;
+  std::uint32_t explains = 0;  // slow pairs of its named sides not explained yet
+};
+
+// The judged pairs of a candidate's side that no cause covers yet.
+std::vector<std::size_t> side_pairs(const evidence& ev, const candidate& c, bool sends, const mask& covered,
+                                    const std::vector<double>& z) {
+  std::vector<std::size_t> out;
+  for (std::uint32_t a = 0; a < ev.n; ++a) {
+    for (std::uint32_t b = 0; b < ev.n; ++b) {
+      const std::size_t i = std::size_t{a} * ev.n + b;
+      const bool in = sends ? (c.member[a] && !c.member[b]) : (!c.member[a] && c.member[b]);
+      if (in && ev.judged[i] && !covered[i] && !std::isnan(z[i]) && !(c.across_only && ev.cls[i] == 0))
+        out.push_back(i);
+    }
+  }
+  return out;
+}
+
+// How much whole ranks differ from one another in the reference, each rank's sends and receives
+// by the median of its pairs: the yardstick of a candidate, which is a rank or a set of ranks.
+// NaN with fewer than four such medians.
+double rank_spread(const evidence& ev, const mask& ref, const std::vector<double>& z, double floor) {
+  std::vector<double> medians;
+  for (std::uint32_t r = 0; r < ev.n; ++r) {
+    for (bool sends : {true, false}) {
+      std::vector<double> v;
+      for (std::uint32_t p = 0; p < ev.n; ++p) {
+        const std::size_t i = sends ? std::size_t{r} * ev.n + p : std::size_t{p} * ev.n + r;
+        if (ref[i] && !std::isnan(z[i])) v.push_back(z[i]);
+      }
+      if (!v.empty()) medians.push_back(median_of(std::move(v)));
+    }
+  }
+  return medians.size() >= 4 ? robust_spread(std::move(medians), floor) : nan;
+}
+
+// A candidate against the judged pairs that touch neither it nor a cause already named: a side
+// is named when its median falls below --slow % of the cohort and below -k times the reference
+// ranks' spread (with the count's error); its slow pairs are those below --slow %.
+verdict against_noise(const evidence& ev, const candidate& c, const mask& covered, const mask& explained,
+                      const finder_settings& s) {
+  mask ref(ev.judged.size(), 0);
+  for (std::uint32_t a = 0; a < ev.n; ++a) {
+    for (std::uint32_t b = 0; b < ev.n; ++b) {
+      const std::size_t i = std::size_t{a} * ev.n + b;
+      ref[i] = ev.judged[i] && !covered[i] && !c.member[a] && !c.member[b];
+    }
+  }
+  const scores sc = score(ev, ref, s, s.k);
+  const double spread = rank_spread(ev, ref, sc.z, s.min_spread);
+  const double floor = std::log(s.slow_pct / 100);
+  verdict v;
+  for (auto [sd, sends] : {std::pair{&v.sends, true}, std::pair{&v.receives, false}}) {
+    sd->pairs = side_pairs(ev, c, sends, covered, sc.z);
+    if (!sc.usable || std::isnan(spread) || sd->pairs.size() < 2) continue;
+    std::vector<double> zs, errors;
+    for (auto i : sd->pairs) {
+      zs.push_back(sc.z[i]);
+      errors.push_back(counting_error(ev, std::exp(ev.log_bw[i] - sc.z[i]) * ev.expected[i]));
+      sd->slow.push_back(sc.z[i] < floor);
+    }
+    // a median of m pairs varies at least as pairs do, over the square root of m (a few ranks
+    // left to compare with say little about how much ranks differ)
+    const double yardstick = std::max(spread, 1.2533 * sc.spread / std::sqrt(static_cast<double>(sd->pairs.size())));
+    const double d = median_of(zs);
+    sd->named = d < floor && d < -s.k * std::hypot(yardstick, median_of(errors));
+    if (!sd->named) continue;
+    sd->median_pct = std::exp(d) * 100;
+    for (std::size_t k = 0; k < sd->pairs.size(); ++k) v.explains += sd->slow[k] && !explained[sd->pairs[k]];
+  }
+  return v;
+}
+
+// --expect: a side is named when most of its pairs, at least two, are below the floor.
+verdict against_floor(const evidence& ev, const candidate& c, const mask& covered, const mask& explained,
+                      const std::vector<std::uint8_t>& below, const std::vector<double>& ratio) {
+  verdict v;
+  for (auto [sd, sends] : {std::pair{&v.sends, true}, std::pair{&v.receives, false}}) {
+    sd->pairs = side_pairs(ev, c, sends, covered, ratio);
+    std::vector<double> r;
+    std::uint32_t k = 0;
+    for (auto i : sd->pairs) {
+      sd->slow.push_back(below[i]);
+      r.push_back(ratio[i]);
+      k += below[i];
+    }
+    sd->named = k >= 2 && 2 * k > sd->pairs.size();
+    if (!sd->named) continue;
+    sd->median_pct = std::exp(median_of(r)) * 100;
+    for (std::size_t j = 0; j < sd->pairs.size(); ++j) v.explains += sd->slow[j] && !explained[sd->pairs[j]];
+  }
+  return v;
+}
+
+// The greedy cover: the candidate whose named sides explain the most unexplained slow pairs
+// first (the larger on a tie: a node before its ranks), until none explains another. `covered`
+// gets every pair of their named sides.
+template <class Evaluate>
+std::vector<outlier> cover(std::vector<candidate> cands, outlier_basis basis, Evaluate evaluate, mask& covered) {
+  std::vector<outlier> found;
+  mask explained(covered.size(), 0);
+  const auto size = [](const candidate& c) { return std::count(c.member.begin(), c.member.end(), 1); };
+  while (true) {
+    std::size_t best = cands.size();
+    verdict best_v;
+    for (std::size_t ci = 0; ci < cands.size(); ++ci) {
+      verdict v = evaluate(cands[ci], covered, explained);
+      if (v.explains > 0 && (best == cands.size() || v.explains > best_v.explains ||
+                             (v.explains == best_v.explains && size(cands[ci]) > size(cands[best])))) {
+        best = ci;
+        best_v = std::move(v);
+      }
+    }
+    if (best == cands.size()) break;
+    const candidate& c = cands[best];
+    outlier o{c.kind, basis, c.node, c.rank, -1, nan, nan, 0, 0};
+    for (const auto& [sd, pct] : {std::pair{&best_v.sends, &o.send_pct}, std::pair{&best_v.receives, &o.recv_pct}}) {
+      if (!sd->named) continue;
+      *pct = sd->median_pct;
+      for (std::size_t k = 0; k < sd->pairs.size(); ++k) {
+        covered[sd->pairs[k]] = 1;
+        explained[sd->pairs[k]] |= sd->slow[k];
+        (sd->slow[k] ? o.pairs : o.fine) += 1;
+      }
+    }
+    found.push_back(o);
+    cands.erase(cands.begin() + static_cast<std::ptrdiff_t>(best));
+  }
+  return found;
+}
+
+void add_failed(const run_matrices& m, outlier_report& out) {
+  const std::uint32_t n = m.tx_bw.n;
+  for (std::uint32_t a = 0; a < n; ++a) {
+    for (std::uint32_t b = 0; b < n; ++b) {
+      if (a == b || m.round.at(a, b) < 0 || m.flags.at(a, b) == 0) continue;
+      out.found.push_back({outlier_kind::failed, outlier_basis::failed, -1, static_cast<std::int32_t>(a),
+                           static_cast<std::int32_t>(b), nan, nan, 1, 0});
+    }
+  }
+}
+
+// --expect: pairs below the floor, named by the same cover (no noise test: the floor is the
+// user's); most of the run below it is the fabric as a whole.
+std::vector<outlier> below_floor(const evidence& ev, const run_matrices& m, std::span<const std::int32_t> node_of,
+                                 double floor, mask& covered) {
+  const std::size_t nn = ev.judged.size();
+  std::vector<std::uint8_t> below(nn, 0);
+  std::vector<double> ratio(nn, nan), all;
+  std::uint32_t judged = 0, under = 0;
+  for (std::size_t i = 0; i < nn; ++i) {
+    if (!ev.judged[i]) continue;
+    ratio[i] = std::log(m.tx_bw.v[i] / floor);
+    below[i] = m.tx_bw.v[i] < floor;
+    all.push_back(m.tx_bw.v[i]);
+    ++judged;
+    under += below[i];
+  }
+  if (under == 0) return {};
+  if (2 * under > judged) {
+    for (std::size_t i = 0; i < nn; ++i) covered[i] |= ev.judged[i];
+    const double pct = median_of(all) / floor * 100;
+    return {{outlier_kind::fabric, outlier_basis::expect, -1, -1, -1, pct, nan, under, judged - under}};
+  }
+  auto found = cover(
+      candidates(ev.n, node_of), outlier_basis::expect,
+      [&](const candidate& c, const mask& cov, const mask& expl) {
+        return against_floor(ev, c, cov, expl, below, ratio);
+      },
+      covered);
+  for (std::uint32_t a = 0; a < ev.n; ++a) {
+    for (std::uint32_t b = 0; b < ev.n; ++b) {
+      const std::size_t i = std::size_t{a} * ev.n + b;
+      if (!below[i] || covered[i]) continue;
+      covered[i] = 1;
+      found.push_back({outlier_kind::link, outlier_basis::expect, -1, static_cast<std::int32_t>(a),
+                       static_cast<std::int32_t>(b), std::exp(ratio[i]) * 100, nan, 1, 0});
+    }
+  }
+  return found;
+}
+
 }  // namespace
 
 const char* to_string(outlier_kind k) {
@@ -29,115 +375,79 @@ const char* to_string(outlier_kind k) {
     case outlier_kind::rank: return "rank";
     case outlier_kind::link: return "link";
     case outlier_kind::failed: return "failed";
+    case outlier_kind::fabric: return "fabric";
   }
   return "?";
 }
 
-outlier_report find_outliers(const square<double>& bw, const square<std::uint8_t>& flags,
-                             const square<std::int32_t>& round, std::span<const std::int32_t> node_of,
-                             double slow_pct) {
-  const std::uint32_t n = bw.n;
+const char* to_string(outlier_basis b) {
+  switch (b) {
+    case outlier_basis::noise: return "noise";
+    case outlier_basis::expect: return "expect";
+    case outlier_basis::failed: return "failed";
+  }
+  return "?";
+}
+
+outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
+                             const finder_settings& s) {
   outlier_report out;
-  auto measured = [&](std::uint32_t a, std::uint32_t b) {
-    return a != b && round.at(a, b) >= 0 && flags.at(a, b) == 0 && std::isfinite(bw.at(a, b));
-  };
-  for (std::uint32_t a = 0; a < n; ++a) {
-    for (std::uint32_t b = 0; b < n; ++b) {
-      if (a != b && round.at(a, b) >= 0 && flags.at(a, b) != 0) {
-        out.found.push_back({.kind = outlier_kind::failed,
-                             .node = -1,
-                             .rank = static_cast<std::int32_t>(a),
-                             .peer = static_cast<std::int32_t>(b),
-                             .send_pct = nan,
-                             .recv_pct = nan,
-                             .pairs = 1});
-      }
-    }
-  }
+  out.expect_bps = s.expect_bps;
+  out.threshold_pct = nan;  // until the run's noise is measured
+  add_failed(m, out);
+  const evidence ev = gather(m, msg_size, node_of, s.counted);
   std::vector<double> all;
-  for (std::uint32_t a = 0; a < n; ++a) {
-    for (std::uint32_t b = 0; b < n; ++b) {
-      if (measured(a, b)) all.push_back(bw.at(a, b));
-    }
+  for (std::size_t i = 0; i < ev.judged.size(); ++i) {
+    if (ev.judged[i]) all.push_back(m.tx_bw.v[i]);
   }
+  out.measured = static_cast<std::uint32_t>(all.size());
   out.median = median_of(all);
+  out.quantum = static_cast<std::uint64_t>(std::max(ev.quantum, 1.0));
   if (!(out.median > 0)) return out;
-  const double limit = out.median * slow_pct / 100;
-  auto slow = [&](std::uint32_t a, std::uint32_t b) { return measured(a, b) && bw.at(a, b) < limit; };
-
-  // A side of a rank (its sends, its receives) is slow when more than half of its measured
-  // pairs, and at least two, are slow: the rank is then the smaller cause than its links.
-  // Returns the side's median pair in % of the run's, NaN when the side is not slow.
-  auto side = [&](std::uint32_t r, bool sends) {
-    std::vector<double> v;
-    std::size_t slow_pairs = 0;
-    for (std::uint32_t p = 0; p < n; ++p) {
-      const std::uint32_t a = sends ? r : p, b = sends ? p : r;
-      if (!measured(a, b)) continue;
-      v.push_back(bw.at(a, b) / out.median * 100);
-      if (slow(a, b)) ++slow_pairs;
+  if (s.counted) {
+    std::vector<double> msgs;
+    for (std::size_t i = 0; i < ev.judged.size(); ++i) {
+      if (ev.judged[i]) msgs.push_back(static_cast<double>(m.tx_msgs.v[i]));
     }
-    return slow_pairs >= 2 && slow_pairs * 2 > v.size() ? median_of(v) : nan;
-  };
-  std::vector<outlier> ranks;
-  std::vector<bool> explained(std::size_t{n} * n, false);
-  for (std::uint32_t r = 0; r < n; ++r) {
-    const double s = side(r, true), v = side(r, false);
-    if (std::isnan(s) && std::isnan(v)) continue;
-    outlier o{.kind = outlier_kind::rank,
-              .node = r < node_of.size() ? node_of[r] : -1,
-              .rank = static_cast<std::int32_t>(r),
-              .peer = -1,
-              .send_pct = s,
-              .recv_pct = v,
-              .pairs = 0};
-    for (std::uint32_t p = 0; p < n; ++p) {
-      for (const auto& [a, b] : {std::pair{r, p}, std::pair{p, r}}) {
-        const bool own_side = (a == r && !std::isnan(s)) || (b == r && !std::isnan(v));
-        if (own_side && slow(a, b) && !explained[std::size_t{a} * n + b]) {
-          explained[std::size_t{a} * n + b] = true;
-          ++o.pairs;
-        }
-      }
-    }
-    ranks.push_back(o);
+    out.median_msgs = median_of(std::move(msgs));
+    // so few that scheduling alone moves a pair by half: nothing here could be told from chance
+    out.too_few_msgs = out.median_msgs < s.min_msgs;
   }
 
-  // every rank of a node slow (and more than one node): the node is the cause
-  std::map<std::int32_t, std::uint32_t> ranks_on, slow_on;
-  for (std::uint32_t r = 0; r < n && r < node_of.size(); ++r) ++ranks_on[node_of[r]];
-  for (const auto& o : ranks) ++slow_on[o.node];
-  for (const auto& [node, count] : slow_on) {
-    if (ranks_on.size() < 2 || count != ranks_on[node] || count < 2) continue;
-    outlier o{
-        .kind = outlier_kind::node, .node = node, .rank = -1, .peer = -1, .send_pct = 0, .recv_pct = 0, .pairs = 0};
-    std::vector<double> s, v;
-    for (const auto& r : ranks) {
-      if (r.node != node) continue;
-      s.push_back(r.send_pct);
-      v.push_back(r.recv_pct);
-      o.pairs += r.pairs;
-    }
-    o.send_pct = median_of(s);
-    o.recv_pct = median_of(v);
+  mask covered(ev.judged.size(), 0);
+  if (s.expect_bps > 0) {
+    for (auto& o : below_floor(ev, m, node_of, s.expect_bps, covered)) out.found.push_back(o);
+  }
+  if (out.too_few_msgs) return out;  // an absolute floor holds; the run's noise cannot be told
+  // each candidate against the judged pairs that touch neither it nor a cause already named
+  for (auto& o : cover(
+           candidates(ev.n, node_of), outlier_basis::noise,
+           [&](const candidate&c, const mask&cov, const mask&expl) { return against_noise(ev, c, cov, expl, s); },
+           covered)) {
     out.found.push_back(o);
   }
-  for (const auto& r : ranks) {
-    if (!slow_on.count(r.node) || ranks_on.size() < 2 || slow_on[r.node] != ranks_on[r.node] || slow_on[r.node] < 2) {
-      out.found.push_back(r);
+
+  // what no cause explains: its noise, and single pairs beyond the stricter bound
+  mask rest(ev.judged.size(), 0);
+  for (std::size_t i = 0; i < rest.size(); ++i) rest[i] = ev.judged[i] && !covered[i];
+  const scores sc = score(ev, rest, s, s.k_link);
+  out.noise = sc.spread;
+  for (std::size_t i = 0; i < rest.size(); ++i) out.judged += !std::isnan(sc.z[i]);
+  if (sc.usable) {
+    std::vector<double> predicted;
+    for (std::size_t i = 0; i < rest.size(); ++i) {
+      if (rest[i]) predicted.push_back(out.median * ev.expected[i]);
     }
+    const double typical = counting_error(ev, median_of(predicted));
+    out.threshold_pct = std::exp(std::min(std::log(s.slow_pct / 100), -s.k * std::hypot(sc.spread, typical))) * 100;
   }
-  for (std::uint32_t a = 0; a < n; ++a) {
-    for (std::uint32_t b = 0; b < n; ++b) {
-      if (!slow(a, b) || explained[std::size_t{a} * n + b]) continue;
-      const double pct = bw.at(a, b) / out.median * 100;
-      out.found.push_back({.kind = outlier_kind::link,
-                           .node = -1,
-                           .rank = static_cast<std::int32_t>(a),
-                           .peer = static_cast<std::int32_t>(b),
-                           .send_pct = pct,
-                           .recv_pct = nan,
-                           .pairs = 1});
+  if (!sc.usable) return out;
+  for (std::uint32_t a = 0; a < ev.n; ++a) {
+    for (std::uint32_t b = 0; b < ev.n; ++b) {
+      const std::size_t i = std::size_t{a} * ev.n + b;
+      if (!rest[i] || std::isnan(sc.z[i]) || !(sc.z[i] < sc.bound[i])) continue;
+      out.found.push_back({outlier_kind::link, outlier_basis::noise, -1, static_cast<std::int32_t>(a),
+                           static_cast<std::int32_t>(b), std::exp(sc.z[i]) * 100, nan, 1, 0});
     }
   }
   return out;

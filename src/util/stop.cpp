@@ -58,4 +58,12 @@ void release_stop_waiter() {
   sem_post(&g_waiter.sem);
 }
 
+std::string_view signal_name(int sig) {
+  switch (sig) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    default: return "a signal";
+  }
+}
+
 }  // namespace rdmamesh

@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <limits>
 #include <utility>
 
@@ -77,6 +78,53 @@ std::uint64_t parse_size(std::string_view text, std::string_view what) {
     return value * scale;
   }
   throw bad();
+}
+
+rate_or_percent parse_rate(std::string_view text, std::string_view what) {
+  auto bad = [&] {
+    return usage_error(fmt::format(
+        "invalid {} '{}': expected a rate such as 180Gb/s, 25GB/s, 800Mb/s (decimal units, b = bits, B = bytes) or "
+        "a percentage of the port's rate such as 80%",
+        what, printable(text)));
+  };
+  double value = 0;
+  const auto* first = text.data();
+  const auto* last = text.data() + text.size();
+  if (first == last || !std::isdigit(static_cast<unsigned char>(*first))) throw bad();
+  auto [ptr, ec] = std::from_chars(first, last, value);
+  if (ec != std::errc() || !(value > 0) || !std::isfinite(value)) throw bad();
+  const std::string_view unit(ptr, static_cast<std::size_t>(last - ptr));
+  if (unit == "%") {
+    if (value > 100)
+      throw usage_error(fmt::format("invalid {} '{}': a percentage is at most 100%", what, printable(text)));
+    return {value, true};
+  }
+  // the case of b/B matters (bits or bytes); the prefix's does not
+  static constexpr std::array<std::pair<char, double>, 4> prefixes{{{'k', 1e3}, {'m', 1e6}, {'g', 1e9}, {'t', 1e12}}};
+  std::string_view rest = unit;
+  double scale = 1;
+  if (!rest.empty()) {
+    const char p = static_cast<char>(std::tolower(static_cast<unsigned char>(rest.front())));
+    for (const auto& [name, s] : prefixes) {
+      if (p == name) {
+        scale = s;
+        rest.remove_prefix(1);
+        break;
+      }
+    }
+  }
+  double per_byte = 0;
+  if (rest == "b/s" || rest == "bps" || rest == "bit/s") per_byte = 1.0 / 8;
+  if (rest == "B/s" || rest == "Bps") per_byte = 1;
+  if (per_byte == 0) throw bad();
+  return {value * scale * per_byte, false};
+}
+
+std::string format_rate(double bytes_per_s) {
+  const double bits = bytes_per_s * 8;
+  if (bits >= 1e9) return fmt::format("{:.4g} Gb/s", bits / 1e9);
+  if (bits >= 1e6) return fmt::format("{:.4g} Mb/s", bits / 1e6);
+  return fmt::format("{:.4g} Kb/s", bits / 1e3);
 }
 
 std::string format_size(std::uint64_t bytes) {

@@ -51,6 +51,15 @@ echo precious > "$tmp/exists.h5"
 run "output exists"       2 "exists; pass --force"               -- -np 2 "$bin" -o "$tmp/exists.h5"
 [ "$(cat "$tmp/exists.h5")" = precious ] || { echo "FAIL output exists: file was modified"; fails=$((fails + 1)); }
 run "output folder"       2 "folder '$tmp/nodir' does not exist" -- -np 2 "$bin" -o "$tmp/nodir/x.h5"
+run "bad --expect"        2 "invalid --expect '180G'.*180Gb/s.*80%" -- -np 2 "$bin" --expect 180G
+run "--expect over 100%"  2 "a percentage is at most 100%"       -- -np 2 "$bin" --expect 120%
+run "--expect in lat"     2 "--expect applies to --mode bw"      -- -np 2 "$bin" --mode lat --expect 1Gb/s
+run "verdict folder"      2 "--verdict folder '$tmp/nodir' does not exist" -- -np 2 "$bin" --verdict "$tmp/nodir/v.json"
+echo precious > "$tmp/v.json"
+run "verdict exists"      2 "--verdict file '$tmp/v.json' exists; pass --force" -- -np 2 "$bin" --verdict "$tmp/v.json"
+echo precious > "$tmp/new.verdict.json"  # the default verdict beside -o new.h5
+run "verdict beside -o"   2 "--verdict file '$tmp/new.verdict.json' exists; pass --force" -- -np 2 "$bin" -o "$tmp/new.h5"
+[ ! -e "$tmp/new.h5" ] || { echo "FAIL verdict beside -o: left a results file behind"; fails=$((fails + 1)); }
 run "help once"           0 "Usage: rdmamesh"                    -- -np 3 "$bin" --help
 [ "$(grep -c '^Usage: rdmamesh' "$tmp/out")" = 1 ] || { echo "FAIL help once: printed by more than one rank"; fails=$((fails + 1)); }
 

@@ -164,8 +164,8 @@ TEST_CASE("every outlier cause has its text line, failed pairs included (the fil
   io::run_record rec = bw_record(3, pattern_kind::mesh);
   rec.bw->flags.at(0, 2) = rec.bw->flags.at(2, 0) = stats::tx_failed;
   rec.bw->tx_bw.at(1, 0) = rec.bw->tx_bw.at(1, 0) / 4;
-  rec.outliers =
-      stats::find_outliers(rec.bw->tx_bw, rec.bw->flags, rec.bw->round, std::vector<std::int32_t>{0, 1, 2}, 90);
+  rec.outliers = stats::find_outliers(*rec.bw, rec.size, std::vector<std::int32_t>{0, 1, 2},
+                                      {.slow_pct = 90, .expect_bps = 0, .counted = false});
   const auto lines = io::outlier_lines(rec, ranks);
   REQUIRE(lines.size() == rec.outliers->found.size());
   std::size_t failed = 0;
@@ -180,14 +180,16 @@ TEST_CASE("every outlier cause has its text line, failed pairs included (the fil
 }
 
 TEST_CASE("a slow rank's line names its side, its share of the median and how many slow pairs it explains") {
-  io::run_record rec = bw_record(3, pattern_kind::mesh);
-  rec.bw->tx_bw.at(1, 0) = rec.bw->tx_bw.at(1, 0) / 4;
-  rec.bw->tx_bw.at(1, 2) = rec.bw->tx_bw.at(1, 2) / 4;
-  rec.outliers =
-      stats::find_outliers(rec.bw->tx_bw, rec.bw->flags, rec.bw->round, std::vector<std::int32_t>{0, 1, 2}, 60);
-  const auto lines = io::outlier_lines(rec, three_ranks());
+  io::run_record rec = bw_record(4, pattern_kind::mesh);
+  for (std::uint32_t b : {0u, 2u, 3u}) rec.bw->tx_bw.at(1, b) = rec.bw->tx_bw.at(1, b) / 4;
+  rec.outliers = stats::find_outliers(*rec.bw, rec.size, std::vector<std::int32_t>{0, 0, 0, 0},
+                                      {.slow_pct = 60, .expect_bps = 0, .counted = false});
+  auto ranks = three_ranks();
+  ranks.push_back(ranks.back());
+  const auto lines = io::outlier_lines(rec, ranks);
   REQUIRE(lines.size() == 1);
-  CHECK(lines[0] == "# slow: rank 1 (b, rxe0): its sends at 25 % of the median; 2 slow pair(s)");
+  CHECK(lines[0] == "# slow: rank 1 (b, rxe0): its sends at 25 % of the median; 3 slow pair(s)");
+  CHECK(io::judged_line(*rec.outliers).starts_with("# judged: 12 of 12 pairs judged"));
 }
 
 TEST_CASE("a rank that measured less than 90 % of a duration interval gets a short-window line") {

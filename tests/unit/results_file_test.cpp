@@ -312,7 +312,7 @@ TEST_CASE("every dataset says its units and matrices name their axes; the root s
     io::run_record r1 = sample(n, 2048);
     r1.index = 1;
     const std::vector<std::int32_t> node_of = {0, 0, 1};
-    const auto found = stats::find_outliers(r0.bw->tx_bw, r0.bw->flags, r0.bw->round, node_of, 90);
+    const auto found = stats::find_outliers(*r0.bw, r0.size, node_of, {});
     r0.outliers = found;
     f.write_run(o, r0);
     f.write_run(o, r1);

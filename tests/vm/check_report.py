@@ -4,8 +4,9 @@ figure again from the HDF5 file here (not through the analysis package).
 
   check_report.py report FILE DIR [--slow-rank R] [--short-rank S]
                                                     summary.md's tables match FILE; its verdict
-                                                    (first finding) names rank R, or says no
-                                                    outliers when FILE has none; it names every
+                                                    opens with the job's status and names the
+                                                    causes counted over FILE's runs (rank R
+                                                    first, in most runs); it names every
                                                     rank FILE shows with a short window (below 90 %
                                                     of duration_s, not cut by a stop request), with
                                                     its run count and shortest window (S's: 0 s);
@@ -23,6 +24,7 @@ figure again from the HDF5 file here (not through the analysis package).
 """
 import argparse
 import html
+import json
 import os
 import re
 import sys
@@ -125,7 +127,6 @@ def report(a):
         for row, g in zip(lrows, lat):
             close(row[2], float(g.attrs["lat_all_p50_us"]), f"latency {row[1]} p50")
             close(row[4], float(g.attrs["lat_all_p99_us"]), f"latency {row[1]} p99")
-        n_causes = sum(len(g["outliers/kind"]) for g in bw.values() if "outliers" in g)
         # a rank's window: the shortest seconds of its measured pairs (tx_s as sender, rx_s as
         # receiver), short below 90 % of duration_s; a run a stop request cut short is exempt
         short = {}  # rank -> [window seconds]
@@ -156,16 +157,38 @@ def report(a):
         check(said.get(a.short_rank, (0, 0, -1.0))[2] == 0,
               f"the verdict does not say rank {a.short_rank} measured 0 s: {said.get(a.short_rank)}")
     check(bool(v), "summary.md has no verdict")
+    # the verdict folds every finished bandwidth run's causes: counted when named in more than
+    # half of the runs that were judged (a failed pair always); healthy when none is counted
+    seen, judged = {}, 0
+    for g in bw.values():
+        if int(g.attrs.get("interrupted", 0)) or "outliers" not in g:
+            continue
+        o = g["outliers"]
+        kinds = [k.decode() if isinstance(k, bytes) else k for k in o["kind"][:]]
+        judged += bool(np.isfinite(o.attrs.get("threshold_pct", np.nan)) or kinds)
+        basis = [x.decode() if isinstance(x, bytes) else x for x in o["basis"][:]] if "basis" in o else ["noise"] * len(kinds)
+        for i, k in enumerate(kinds):
+            key = (k, basis[i], int(o["node"][i]), int(o["rank"][i]), int(o["peer"][i]))
+            seen[key] = seen.get(key, 0) + 1
+    counted = {k: c for k, c in seen.items() if k[0] == "failed" or 2 * c > max(judged, 1)}
+    status = "failed" if any(k[0] == "failed" for k in counted) else "degraded" if counted else "healthy"
+    with h5py.File(a.file, "r") as f:
+        if "verdict" in f:  # an interrupted or failed job says "failed" whatever its runs showed
+            doc = json.loads(f["verdict"][0])
+            if doc.get("complete"):
+                check(doc["status"] == status, f"the file's verdict says {doc['status']}, its runs {status}")
+            status = doc["status"]
+    check(bool(v) and v[0].startswith(f"{status}: "), f"the verdict does not open with {status!r}: {v[:1]}")
+    named = [x for x in v[1:] if re.match(r"(rank \d+ \(.*?\): its |node .*?: its |link .*?: at |pair .*?: failed|"
+                                          r"the whole fabric: )", x)]
+    check(len(named) == len(counted), f"the verdict names {len(named)} cause(s), the file's runs count "
+                                      f"{len(counted)}: {named}")
     if a.slow_rank is not None:
-        check(bool(v) and v[0].startswith(f"rank {a.slow_rank} ("), f"the verdict does not open with rank "
-                                                                     f"{a.slow_rank}: {v[:1]}")
-        # in a pairs round one noisy pair can leave a slow rank with a single slow link: most runs suffice
-        m = re.search(r"slow in (\d+) of (\d+) bandwidth runs", v[0]) if v else None
-        check(bool(m) and int(m.group(2)) == len(bw) and 2 * int(m.group(1)) >= len(bw),
-              f"rank {a.slow_rank} not named in most bandwidth runs: {v[:1]}")
-    elif bw:
-        check((n_causes == 0) == any(x.startswith("no outliers") for x in v),
-              f"{n_causes} causes in the file, verdict {v}")
+        check(bool(named) and named[0].startswith(f"rank {a.slow_rank} ("), f"the verdict does not open with rank "
+                                                                            f"{a.slow_rank}: {named[:1]}")
+        m = re.search(r" in (\d+) of (\d+) runs", named[0]) if named else None
+        check(bool(m) and int(m.group(2)) == judged and 2 * int(m.group(1)) > judged,
+              f"rank {a.slow_rank} not named in most judged bandwidth runs: {named[:1]}")
     if v:
         check(v[0] in html.unescape(page), "report.html lacks the verdict's first line")
     check(not re.search(r"(src|href)=['\"](?!data:)", page), "report.html refers to something outside itself")
@@ -250,8 +273,9 @@ def compare(a):
     causes = [x for x in v if re.match(r"(rank|node|link) ", x)]
     # among the causes, not necessarily first: on a starved machine the clean run itself can
     # have a slow rank, which then shows as "faster" in every run, an honest finding too
-    found = [re.match(rf"rank {a.slow_rank} \(.*?\): slower in (\d+) of (\d+) matched runs", x) for x in causes]
-    check(any(m and int(m.group(2)) == len(rows) and 2 * int(m.group(1)) >= len(rows) for m in found),
+    found = [re.match(rf"rank {a.slow_rank} \(.*?\): (?:slower|newly named) in (\d+) of (\d+) matched runs", x) for x in causes]
+    n_bw = sum(1 for r in rows)  # the matched runs table holds the bandwidth runs
+    check(any(m and int(m.group(2)) == n_bw and 2 * int(m.group(1)) >= n_bw for m in found),
           f"no cause names rank {a.slow_rank} slower in most runs: {causes}")
     for p in os.listdir(a.dir):
         if p.endswith(".png"):

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # On the emulated 3-node RoCE cluster (tools/softroce-vm --nodes 3; this runs on node1): every
 # rank on the node mpirun put it on, with that node's hostname and device; every pair moves
-# data across the bridge; pairs/shift with ranks interleaved over the nodes; --scaling points
-# per node; latency across nodes; the report's heatmap draws node lines where /ranks/node says.
+# data across the bridge; pairs/shift with ranks interleaved over the nodes; latency across
+# nodes; the report's heatmap draws node lines where /ranks/node says. (--scaling across the
+# nodes runs in vm.slurm's scaling job.)
 source "$(dirname "$0")/lib.sh"
 [ "${RDMAMESH_VM_NODES:-0}" = 3 ] || { echo "cluster_test: run me with tools/softroce-vm --nodes 3"; exit 2; }
 [ "$(hostname)" = node1 ] || fail "the command runs on $(hostname), not node1"
@@ -34,9 +35,6 @@ grep -q "# ranks 6  hosts 3: node1 (2 ranks), node2 (2 ranks), node3 (2 ranks)" 
 run pairs-shift "--map cyclic" "--op write --patterns pairs,shift --sizes 16384 --verify" -- "${cyclic[@]}" -- \
   --op write --pattern pairs,shift -s 16K -D 0.5 --warmup 0.2 --verify
 
-run scaling "--map block --scaling" "" -- "${block[@]}" -- \
-  --scaling -s 16K -D 0.5 --warmup 0.2
-grep -q "# scaling: 1 rank(s) per node active" "$tmp/scaling.txt" || fail "scaling: no 1-per-node step"
 
 run lat "--map cyclic" "--op write --mode lat --patterns pairs --sizes 64 --iters 100 --verify" -- "${cyclic[@]}" -- \
   --mode lat --op write --pattern pairs -s 64 -n 100 --verify

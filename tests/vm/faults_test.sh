@@ -39,8 +39,9 @@ later "corrupt: results file" "$check" "$tmp/corrupt.h5" corrupt 0 3 7
 # and exit non-zero (tools/bench-faults times how long that takes).
 # mpirun --enable-recovery itself exits 0 whatever its ranks return, so each rank's exit code
 # is kept by a wrapper.
+# (--timeout 5: the survivors' silence bound, so the case lasts seconds, not the default 30)
 launch kill kill:2:1:1 -- --enable-recovery -np 4 bash -c '"$0" "$@"; echo $? >"'"$tmp"'/kill.rc.$OMPI_COMM_WORLD_RANK"' \
-  "$bin" --sizes 4K,64K -D 3 --warmup 0.5 -o "$tmp/kill.h5"
+  "$bin" --sizes 4K,64K -D 3 --warmup 0.5 --timeout 5 -o "$tmp/kill.h5"
 [ "$rc" != 124 ] || fail "kill: the survivors hung until the 300 s hang bound"
 for r in 0 1 3; do
   [ "$(cat "$tmp/kill.rc.$r" 2>/dev/null)" = 3 ] || fail "kill: rank $r exited $(cat "$tmp/kill.rc.$r" 2>/dev/null), expected 3"
@@ -57,11 +58,11 @@ launch kill-default kill:2:1:1 -- -np 4 "$bin" --sizes 4K,64K -D 3 --warmup 0.5 
 [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "kill-default: exit $rc"
 later "kill-default: results file" "$check" "$tmp/killd.h5" incomplete 1 ""
 
-# SIGTERM to every rank (Slurm's time limit) 4 s into the second run (a 6 s interval): exit 4,
+# SIGTERM to every rank (Slurm's time limit) 2 s into the second run (a 3 s interval): exit 4,
 # run 1 written as interrupted with what its interval measured. The ranks signal themselves
 # (RDMAMESH_FAULT=term, a process-directed kill() as from outside): a signal timed from the
 # console or the file came seconds late when the busy-polling ranks starved the VM's shell.
-launch sigterm term:4:1 -- -np 4 "$bin" --sizes 4K,64K -D 6 --warmup 0.5 -o "$tmp/term.h5"
+launch sigterm term:2:1 -- -np 4 "$bin" --sizes 4K,64K -D 3 --warmup 0.5 -o "$tmp/term.h5"
 [ "$rc" = 4 ] || fail "sigterm: exit $rc, expected 4"
 [ "$(grep -c '^rdmamesh: error: interrupted by SIGTERM: wrote the 2 run(s)' "$tmp/sigterm.txt")" = 1 ] ||
   fail "sigterm: rank 0 did not report the interruption exactly once"
@@ -75,7 +76,7 @@ later "sigterm: results file" "$check" "$tmp/term.h5" interrupted 2
 # back everything it sends as the rank (not as its three pairs). Held back to 30 %, judged at
 # --slow 60: far from the injected rate and from the VM's own noise between pairs.
 launch slow-link 'slow:1:3:30' -- -np 4 "$bin" -s 64K -D 3 --slow 60 --retest -o "$tmp/slow-link.h5"
-[ "$rc" = 0 ] || fail "slow-link: exit $rc, expected 0 (slow is not failed)"
+[ "$rc" = 5 ] || fail "slow-link: exit $rc, expected 5 (degraded: slow is not failed)"
 [ "$(grep -c '^# slow: ' "$tmp/slow-link.txt")" = 1 ] || fail "slow-link: expected exactly one '# slow:' line"
 grep -q "^# slow: link rank 1 (softroce-vm, rxe0) -> rank 3 (softroce-vm, rxe0) at [0-9]* % of the median$" \
   "$tmp/slow-link.txt" || fail "slow-link: the slow link is not named"
@@ -87,24 +88,25 @@ grep -qE "^# retest of run 0: rank 1 \(softroce-vm, rxe0\) -> rank 3 \(softroce-
 later "slow-link: retest in the results file" "$check" "$tmp/slow-link.h5" retest 1:3
 
 launch slow-rank 'slow:2:*:30' -- -np 4 "$bin" -s 64K -D 3 --slow 60 --retest -o "$tmp/slow-rank.h5"
-[ "$rc" = 0 ] || fail "slow-rank: exit $rc, expected 0 (slow is not failed)"
+[ "$rc" = 5 ] || fail "slow-rank: exit $rc, expected 5 (degraded: slow is not failed)"
 [ "$(grep -c '^# slow: ' "$tmp/slow-rank.txt")" = 1 ] || fail "slow-rank: expected exactly one '# slow:' line"
-grep -qE "^# slow: rank 2 \(softroce-vm, rxe0\): its sends at [0-9]+ % of the median; [23] slow pair\(s\)$" "$tmp/slow-rank.txt" ||
+grep -qE "^# slow: rank 2 \(softroce-vm, rxe0\): its sends at [0-9]+ % of the median; [23] slow pair\(s\)(, 1 fine)?$" "$tmp/slow-rank.txt" ||
   fail "slow-rank: the slow rank is not named as a rank"
 later "slow-rank: results file" "$check" "$tmp/slow-rank.h5" outlier rank 2 -1
 # the pairs named under the rank (2 or 3 of its sends, as the '# slow:' line says) go again
-grep -qE "^# slow: rank 2 .*; $(grep -cE '^# retest of run 0: rank 2 .* still slow alone \(its link or NIC\)$' "$tmp/slow-rank.txt") slow pair\(s\)$" \
+grep -qE "^# slow: rank 2 .*; $(grep -cE '^# retest of run 0: rank 2 .* still slow alone \(its link or NIC\)$' "$tmp/slow-rank.txt") slow pair\(s\)(, 1 fine)?$" \
   "$tmp/slow-rank.txt" || fail "slow-rank: a retest line per slow send of rank 2, each still slow alone"
 later "slow-rank: retest in the results file" "$check" "$tmp/slow-rank.h5" retest 2:0,2:1,2:3 2
 
 # A round far longer than --timeout is not a dead peer: one-sided WRITEs (the receiver sees
 # no completion at all), 2 ranks, each direction's round over 2 x --timeout. Exit 0, exact counts.
-echo "== long round: mpirun -np 2 rdmamesh --op write --pattern pairs -s 1M -n 600 --timeout 3"
-timeout 600 mpirun -np 2 "$bin" --op write --pattern pairs -s 1M -n 600 --timeout 3 -o "$tmp/long.h5" >"$tmp/long.txt" 2>&1
+# (300 MiB a direction: about 13 s at the VM's 24 MB/s, more on a busy machine)
+echo "== long round: mpirun -np 2 rdmamesh --op write --pattern pairs -s 1M -n 300 --timeout 2.5"
+timeout 600 mpirun -np 2 "$bin" --op write --pattern pairs -s 1M -n 300 --timeout 2.5 -o "$tmp/long.h5" >"$tmp/long.txt" 2>&1
 rc=$?
 grep -vE '^# rank ' "$tmp/long.txt" | sed 's/^/    /'
 [ "$rc" = 0 ] || fail "long round: exit $rc, expected 0 (a long round was taken for a dead peer)"
-later "long round: results file" "$check" "$tmp/long.h5" long 600 3
+later "long round: results file" "$check" "$tmp/long.h5" long 300 2.5
 
 # A hung rank (SIGSTOP: its NIC still answers, the process does not) mid-round: rank 0 names
 # it from its missing beats, every survivor names it, the file says so; exit 3. The run

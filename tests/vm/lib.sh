@@ -46,6 +46,18 @@ mesh() {
   later "$name: results file" "$here/check_results.py" "$tmp/$name.h5" --ranks "$np" $checks
 }
 
+# egress_gbps CONSOLE RANK...: what those ranks (a node's) sent to the other ranks, in Gb/s,
+# from the send-bandwidth matrix a single-size run prints: the traffic that left through the
+# node's port
+egress_gbps() {
+  local file=$1
+  shift
+  awk -v ranks=" $* " '/send bandwidth \[Gb\/s\]/ { m = 1; next }
+    m && $1 ~ /^[0-9]+$/ && index(ranks, " " $1 " ") { for (c = 2; c <= NF; c++) if (!index(ranks, " " (c - 2) " ") && $c != "-") s += $c }
+    m && $1 !~ /^[0-9]+$/ && $1 != "src\\dst" { m = 0 }
+    END { print s + 0 }' "$file"
+}
+
 # rank_pid R: the process id of MPI rank R of the running job
 rank_pid() {
   local p

@@ -9,6 +9,8 @@ source "$(dirname "$0")/lib.sh"
 sinfo -h -N -o "%N %T" | sort | tr '\n' ' ' | grep -q "node1 idle node2 idle node3 idle" ||
   { sinfo -N; echo "slurm_test: the three nodes are not idle"; exit 2; }
 export RDMAMESH_BIN=$bin RDMAMESH_RESULTS=$tmp/results
+# the jobs' reports and plots run on the host, after this part (tests/vm/deferred)
+export RDMAMESH_ANALYSIS=$here/deferred RDMAMESH_TEST_HOSTDIR=$hostdir
 repo=$(cd "$here/../.." && pwd)
 cd "$repo" || exit 2  # sbatch from the checkout root, as the jobs' headers say
 
@@ -31,7 +33,9 @@ if [ "$rc" = 0 ] && [ -f "$out" ]; then
   grep -q "srun, 3 node(s) x 1" "$tmp/mesh-$job.out" || fail "mesh job: did not launch with srun --mpi=pmix"
   later "mesh job: results file" "$here/check_results.py" "$out" --ranks 3 --op write_imm --patterns mesh,pairs --sizes 4096,65536
   later "mesh job: ranks, nodes, SLURM_* attributes" "$here/check_cluster.py" "$out" --nodes 3 --per-node 1 --map block --slurm-job "$job"
-  [ -s "$tmp/results/rdmamesh-$job-report/summary.md" ] || fail "mesh job: no report"
+  grep -q "report: deferred to the host: analysis/report rdmamesh-$job.h5 -o rdmamesh-$job-report" "$tmp/mesh-$job.out" ||
+    fail "mesh job: did not call the report on its file"
+  later "mesh job: the report it called" /usr/bin/test -s "rdmamesh-$job-report/summary.md"
 else
   fail "mesh job: exit $rc, file $(ls "$out" 2>&1)"
 fi
@@ -42,7 +46,8 @@ out=$tmp/results/rdmamesh-$job.h5
 if [ "$rc" = 0 ] && [ -f "$out" ]; then
   later "scaling job: ranks, nodes, points, SLURM_* attributes" "$here/check_cluster.py" "$out" --nodes 3 --per-node 2 \
     --map block --scaling --slurm-job "$job"
-  [ -s "$tmp/results/rdmamesh-$job-scaling.png" ] || fail "scaling job: no plot"
+  later "scaling job: the plot it called" /usr/bin/test -s "rdmamesh-$job-scaling.png"
+  grep -q "# scaling: 1 rank(s) per node active" "$tmp/scaling-$job.out" || fail "scaling job: no 1-per-node step"
 else
   fail "scaling job: exit $rc, file $(ls "$out" 2>&1)"
 fi
@@ -62,10 +67,39 @@ fi
 RDMAMESH_FAULT=rkey:0:2 RDMAMESH_SIZES=4K RDMAMESH_PATTERNS=mesh RDMAMESH_DURATION=0.5 submit failed -N 3 jobs/mesh.sbatch
 [ "$rc" = 1 ] || fail "failed-pair job: sbatch --wait gave $rc, rdmamesh exits 1 on a failed pair"
 later "failed-pair job: file" "$here/check_faults.py" "$tmp/results/rdmamesh-$job.h5" pair-failed 0 2
-grep -qE "^- pair rank 0 \(node1, rxe_node1\) -> rank 2 \(node3, rxe_node3\): failed in 1 of 1" "$tmp/results/rdmamesh-$job-report/summary.md" 2>/dev/null ||
-  fail "failed-pair job: the report does not open with the failed pair"
+# the job calls its report even when rdmamesh failed; the report opens with the failed pair
+later "failed-pair job: the report opens with the failed pair" /bin/grep -qE \
+  "^- pair rank 0 \(node1, rxe_node1\) -> rank 2 \(node3, rxe_node3\): failed in 1 of 1" "rdmamesh-$job-report/summary.md"
 
-# 4. scancel mid-sweep: Slurm's SIGTERM; the file keeps every finished run, marked interrupted
+# 4. the health job on a healthy cluster: healthy, nothing drained; then with node2's RoCE port
+# shaped by the kernel (tc tbf at a quarter of what it carried): node2 drained with rdmamesh's
+# reason, node1 and node3 left idle. 4 KiB with every WR signaled: counts fine enough under TCG.
+root_tc() { nsenter --net=/proc/1/ns/net tc "$@"; }
+health() { RDMAMESH_PER_NODE=2 RDMAMESH_SIZES=4K RDMAMESH_DURATION=2 RDMAMESH_ARGS="-Q 1 --warmup 0.3" submit "$1" -N 3 jobs/healthcheck.sbatch; }
+drained() { sinfo -h -N -o "%N %T" | awk '$2 ~ /drain/ { print $1 }' | sort -u | tr '\n' ' '; }
+health health-ok
+[ "$rc" = 0 ] || fail "healthy health job: exit $rc, expected 0"
+grep -q "healthy by the verdict" "$tmp/health-ok-$job.out" || fail "healthy health job: does not say healthy"
+[ -z "$(drained)" ] || fail "healthy health job: drained $(drained)"
+later "healthy health job: its verdict" "$here/check_verdict.py" "$tmp/results/rdmamesh-$job.h5" \
+  "$tmp/results/rdmamesh-$job.verdict.json" --healthy
+kbit=$(awk -v g="$(egress_gbps "$tmp/health-ok-$job.out" 2 3)" 'BEGIN { printf "%d", g * 1e6 / 4 }')
+echo "== node2's port carried $(egress_gbps "$tmp/health-ok-$job.out" 2 3) Gb/s: tbf at $kbit kbit/s"
+if [ "$kbit" -gt 0 ] && root_tc qdisc add dev roce2 root tbf rate "${kbit}kbit" burst 256kb latency 400ms; then
+  health health-sick
+  root_tc qdisc del dev roce2 root
+  [ "$rc" = 5 ] || fail "sick health job: exit $rc, expected 5 (degraded)"
+  sinfo -N -o "%N %T %E" | sed 's/^/    /'
+  [ "$(drained)" = "node2 " ] || fail "sick health job: drained '$(drained)', expected node2 alone"
+  sinfo -h -n node2 -o "%E" | grep -q "^rdmamesh: " || fail "sick health job: node2's drain reason is not rdmamesh's"
+  later "sick health job: its verdict names node2" "$here/check_verdict.py" "$tmp/results/rdmamesh-$job.h5" \
+    "$tmp/results/rdmamesh-$job.verdict.json" --node node2
+  [ -n "$(drained)" ] && scontrol update NodeName=node2 State=RESUME
+else
+  fail "sick health job: no tc shaping ($kbit kbit/s)"
+fi
+
+# 5. scancel mid-sweep: Slurm's SIGTERM; the file keeps every finished run, marked interrupted
 echo "== cancel: sbatch -N 3 jobs/mesh.sbatch, scancel after the first run is written"
 job=$(RDMAMESH_SIZES=1K,2K,4K,8K,16K,32K,64K RDMAMESH_PATTERNS=mesh RDMAMESH_DURATION=1 \
   sbatch --parsable -N 3 -o "$tmp/cancel-%j.out" jobs/mesh.sbatch)

@@ -60,6 +60,9 @@ struct options {
   bool retest = false;      // slow pairs of a mesh or shift run go again alone, with control pairs
   double timeout_s = 30.0;  // silence after which a peer is named dead or hung
   double slow_pct = 90.0;   // a pair below this % of the median pair is slow
+  double expect_bps = 0;    // --expect RATE: a floor per pair, bytes/s (0: none)
+  double expect_pct = 0;    // --expect PCT%: a floor per pair, % of the job's slowest port rate
+  std::string verdict;      // --verdict FILE: the job's verdict as JSON (default: beside -o)
 
   bool duration_mode() const { return iters == 0; }
   // Every pattern is shift, pairs or incast: a round needs O(q) QPs per rank, not N-1 peers'.

@@ -131,6 +131,12 @@ class endpoint {
   std::vector<std::string> route_of_;  // by rank: the address a QP to it sends to
   std::vector<std::string> route_;     // by session: the address of the QP's last partner
 
+  std::uint64_t send_cqe_ = 0, recv_cqe_ = 0;  // CQ sizes, checked against the device
+
+  void check_limits(std::uint32_t ranks_on_device);
+  void open_queues();
+  void register_buffer(topology_ptr topo, int numa);
+  void make_qps();
   std::unique_ptr<verbs::queue_pair> make_qp() const;
   std::uint32_t new_psn();
   conn_info info_for(std::uint32_t session) const;

@@ -24,10 +24,16 @@ std::string format_table_header(const options& o);
 // One row, then (single-size runs) the matrix, then failed pairs, verify outcome and events.
 std::string format_run(const options& o, const run_record& r);
 
-// The run's outliers under its table, one `# slow:` line per cause (failed pairs are listed by
-// format_run already), e.g. `# slow: rank 5 (node07, mlx5_1): its sends at 41 % and its
-// receives at 43 % of the median; 14 pairs`. Empty when every pair is within --slow.
+// The run's causes under its table, one line each, parallel to r.outliers->found: `# slow:
+// rank 5 (node07, mlx5_1): its sends at 41 % and its receives at 43 % of the median; 14 slow
+// pair(s), 2 fine`, `# below --expect: ...`, `# failed: ...` (printed by format_run already).
 std::vector<std::string> outlier_lines(const run_record& r, std::span<const fabric::rank_info> ranks);
+std::string cause_line(const stats::outlier& o, const stats::outlier_report& rep,
+                       std::span<const fabric::rank_info> ranks);
+// What the run's pairs were judged against: `# healthy: no pair beyond the run's noise (...)`
+// when nothing is named, `# judged: ...` under the causes, `# not judged: ...` when too few
+// pairs measured the noise.
+std::string judged_line(const stats::outlier_report& rep);
 
 // Duration runs: one `# short window:` line per rank that measured less than 90 % of the
 // interval, e.g. `# short window: rank 1 (n2, rxe0) measured 0 s of the 1 s interval (no CPU

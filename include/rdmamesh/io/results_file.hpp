@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "rdmamesh/io/h5.hpp"
 #include "rdmamesh/io/run_record.hpp"
 #include "rdmamesh/stats/setup.hpp"
+#include "rdmamesh/stats/verdict.hpp"
 
 namespace rdmamesh::io {
 
@@ -22,7 +24,8 @@ inline constexpr const char* schema_name = "rdmamesh/2";
 
 // Throws usage_error when `path` cannot be created: folder missing or not writable, or the
 // file exists and `force` is off.
-void check_output_path(const std::string& path, bool force);
+// `flag` names the option in the message (-o, --verdict).
+void check_output_path(const std::string& path, bool force, std::string_view flag = "-o");
 
 class results_file {
  public:
@@ -46,6 +49,9 @@ class results_file {
   void write_scaling(pattern_kind p, const std::vector<std::uint64_t>& sizes, const std::vector<std::uint32_t>& steps,
                      const std::vector<const run_record*>& runs, std::span<const std::int32_t> node_of,
                      std::uint32_t nodes);
+  // /verdict: the job's verdict document (the JSON of --verdict), and its status as the root's
+  // `verdict` attribute; rewritten if the job's end writes it again.
+  void write_verdict(const stats::job_verdict& v, const std::string& json);
   // `complete` = 1 only when every planned run was written; `status` says why not otherwise.
   void finish(bool complete, const std::string& status);
   void flush();

@@ -1,6 +1,19 @@
-// Which node, rank or link explains a run's slow pairs. A heatmap shows them; this names the
-// smallest cause, so a user reads "rank 5 is slow" instead of fourteen slow pairs. A pair is
-// slow below `slow_pct` % of the median pair; failed pairs are causes of their own.
+// Which node, rank or link explains a run's slow pairs, and only beyond the run's own noise.
+//
+// Pairs are compared like with like: each with the median of its cohort, the pairs of the same
+// class (within a node, or across nodes) measured in the same round (or the whole run when a
+// round holds fewer than three of them). A candidate cause (a node's pairs to other nodes, a
+// rank's sends or receives) is tested against the pairs that touch neither it nor a cause
+// already named: a side is named when its median falls below --slow % of the cohort and below
+// -k times how much the reference's ranks differ from one another (the robust spread, 1.4826 x
+// MAD, of their sides' medians; at least the pairs' spread over sqrt(m) for m pairs), combined
+// with the count's own error (a count moves in steps of the run's quantum: CQ moderation,
+// completions the NIC coalesces). The cause that explains the most slow pairs (below --slow %)
+// is named first (a node before its ranks), then the next against what is left. A single pair
+// nothing larger explains is a link, below -k_link times the spread of the pairs no cause
+// explains. Failed pairs are causes of their own. --expect adds an absolute floor per pair:
+// pairs below it are named by the same cover (a side: most of its pairs, at least two, below),
+// even when every pair is (then the cause is the whole fabric).
 #pragma once
 
 #include <cstdint>
@@ -13,32 +26,65 @@
 namespace rdmamesh::stats {
 
 enum class outlier_kind : std::uint8_t {
-  node,    // every rank on a node is slow
-  rank,    // most of a rank's sends (its row) or receives (its column), or both, are slow
+  node,    // a node's sends or receives to other nodes
+  rank,    // most of a rank's sends (its row) or receives (its column), or both
   link,    // one ordered pair, nothing larger explains it
   failed,  // the pair's transfer failed (completion error, missing messages)
+  fabric,  // --expect: most pairs of the run are below the floor
 };
 const char* to_string(outlier_kind k);
 
+// Why a cause was named.
+enum class outlier_basis : std::uint8_t {
+  noise,   // slow against its cohort, beyond the run's noise
+  expect,  // below the --expect floor
+  failed,  // a failed pair
+};
+const char* to_string(outlier_basis b);
+
 struct outlier {
   outlier_kind kind = outlier_kind::link;
+  outlier_basis basis = outlier_basis::noise;
   std::int32_t node = -1;  // node: the node; rank: its node
   std::int32_t rank = -1;  // rank: the rank; link, failed: the source
   std::int32_t peer = -1;  // link, failed: the destination
-  double send_pct = 0;     // median of its slow-side pairs as % of the run's median pair (NaN: not slow that way)
+  // median of a named side's pairs: % of their cohorts (noise) or of the floor (expect); NaN
+  // for a side that is not named
+  double send_pct = 0;
   double recv_pct = 0;
-  std::uint32_t pairs = 0;  // slow or failed pairs it explains
+  std::uint32_t pairs = 0;  // slow (or failed) pairs it explains
+  std::uint32_t fine = 0;   // pairs of its named sides that were not slow
 };
 
+// What a run's pairs were judged against.
 struct outlier_report {
-  double median = 0;  // the run's median pair, bytes/s
+  double median = 0;           // the run's median pair, bytes/s
+  double noise = 0;            // s of the pairs no cause explains (log scale; 0.1: ~10 %)
+  double threshold_pct = 0;    // the bound for a pair of typical count: % of its cohort
+  std::uint64_t quantum = 1;   // messages a pair's count moves by
+  double median_msgs = 0;      // the median pair's count (duration mode; 0 with -n)
+  bool too_few_msgs = false;   // not judged: the median pair counted under finder_settings::min_msgs
+  std::uint32_t measured = 0;  // pairs that ran and did not fail
+  std::uint32_t judged = 0;    // of those, with a cohort to be compared with
+  double expect_bps = 0;       // --expect floor per pair, bytes/s (0: none)
   std::vector<outlier> found;
 };
 
-// `bw`: the pairs' send bandwidth; `flags`: nonzero where a pair failed; `round`: -1 where a
-// pair did not take part; `node_of`: each rank's node. A rank is named rather than its links
-// when more than half of a side's measured pairs, and at least two, are slow.
-outlier_report find_outliers(const square<double>& bw, const square<std::uint8_t>& flags,
-                             const square<std::int32_t>& round, std::span<const std::int32_t> node_of, double slow_pct);
+// How a run is judged.
+struct finder_settings {
+  double slow_pct = 90;   // --slow: never slow above this % of the cohort
+  double expect_bps = 0;  // --expect: a floor per pair, bytes/s (0: none)
+  bool counted = true;    // duration mode: a rate is a count over a window (-n: exact counts)
+  double k = 3;           // spreads below the cohort for a side's median to name its cause
+  double k_link = 4;      // ... for a single pair to be named alone
+  double min_spread = 0.02;
+  // A count of n messages moves by about sqrt(n) with scheduling alone; three of those must stay
+  // under half speed (3 / sqrt(n) < ln 2) for a run to be judged at all.
+  double min_msgs = 20;
+};
+
+// `m`: the run's matrices; `node_of`: each rank's node.
+outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
+                             const finder_settings& s);
 
 }  // namespace rdmamesh::stats

@@ -25,6 +25,7 @@ enum exit_code : int {
   exit_usage = 2,         // bad input; nothing was measured
   exit_system = 3,        // verbs, MPI or I/O failure
   exit_interrupted = 4,   // SIGTERM/SIGINT: what was measured is written, the rest never ran
+  exit_degraded = 5,      // every run finished cleanly, but the verdict names a cause (a slow node, rank, link)
 };
 
 }  // namespace rdmamesh

@@ -3,6 +3,8 @@
 // what was measured); a second ends the process at once.
 #pragma once
 
+#include <string_view>
+
 namespace rdmamesh {
 
 void install_stop_handlers();
@@ -13,5 +15,7 @@ void request_stop(int sig);  // as if `sig` arrived (tests)
 // (returns 0): a thread can act on a signal at once, while the main thread sits in MPI.
 int wait_for_stop();
 void release_stop_waiter();
+// "SIGTERM", "SIGINT", or "a signal": how the console and the file name what asked.
+std::string_view signal_name(int sig);
 
 }  // namespace rdmamesh

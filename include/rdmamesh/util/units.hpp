@@ -18,6 +18,19 @@ std::uint64_t parse_size(std::string_view text, std::string_view what = "size");
 // The shortest exact spelling: 65536 -> "64K", 1000 -> "1000", 3 MiB -> "3M".
 std::string format_size(std::uint64_t bytes);
 
+// An --expect floor: a rate with a unit, decimal as networks count, bits or bytes per second
+// (b/s, Kb/s, Mb/s, Gb/s, Tb/s; B/s, KB/s, MB/s, GB/s, TB/s; "bps" and "Gbps" too), e.g. 180Gb/s,
+// 22.5GB/s; or a percentage, "80%" (of the port's rate, resolved later). Returns bytes/s, or
+// the percentage with `percent` set. Throws usage_error naming `what` and the spellings.
+struct rate_or_percent {
+  double value = 0;
+  bool percent = false;
+};
+rate_or_percent parse_rate(std::string_view text, std::string_view what);
+
+// Bytes/s as the --expect spelling people read: 22.5e9 -> "180 Gb/s".
+std::string format_rate(double bytes_per_s);
+
 // User input as it may appear in a one-line message: control bytes become \xNN.
 std::string printable(std::string_view text);
 

@@ -1,0 +1,49 @@
+// The job's verdict for people and for machines: `# verdict:` lines on the console, one JSON
+// document (schema rdmamesh-verdict/1, README "The verdict") with every cause, its figures and
+// runs, and the nodes a health job drains with the reason it gives Slurm.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rdmamesh/fabric/rank_info.hpp"
+#include "rdmamesh/stats/verdict.hpp"
+
+namespace rdmamesh::io {
+
+// What the document says about the job besides its causes.
+struct verdict_context {
+  std::string results;  // the HDF5 file ("" without -o)
+  std::string command_line;
+  std::string ended;       // the file's status: "ok", "finished with failures", "incomplete: ..."
+  bool complete = false;   // every planned run was measured
+  double expect_bps = 0;   // --expect, resolved (0: none)
+  std::string expect_how;  // how it was derived, e.g. "--expect 80% of the slowest port, 100 Gb/s"
+};
+
+// One sentence per cause: who, how slow, in how many runs.
+std::string cause_sentence(const stats::folded_cause& c, const stats::job_verdict& v,
+                           std::span<const fabric::rank_info> ranks, double expect_bps);
+
+// The console's `# verdict:` block.
+std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<const fabric::rank_info> ranks,
+                                       double expect_bps);
+
+struct drain {
+  std::string node;
+  std::string reason;  // for `scontrol update ... Reason=`, one line, "rdmamesh: ..."
+};
+// The nodes the counted causes point at: a node, or the node of a rank; not links, failed
+// pairs (either end may be at fault) or the fabric as a whole.
+std::vector<drain> drains(const stats::job_verdict& v, std::span<const fabric::rank_info> ranks, double expect_bps);
+
+// The JSON document, pretty-printed.
+std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::rank_info> ranks,
+                         const verdict_context& ctx);
+
+// Writes `text` to `path` through a temporary file and a rename, so a reader never sees half of
+// it. Throws io_error naming the path.
+void write_text_file(const std::string& path, const std::string& text);
+
+}  // namespace rdmamesh::io

@@ -1,0 +1,49 @@
+// The job's verdict: every run's causes folded into one list, each with the runs that named it.
+// A cause counts (and is acted on: its node drained by the health job) when it was named in more
+// than half of the bandwidth runs that were judged; one named less often is listed as seen, not
+// acted on. Failed pairs fail the job; counted causes make it degraded; else it is healthy.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rdmamesh/stats/outliers.hpp"
+
+namespace rdmamesh::stats {
+
+enum class health : std::uint8_t { healthy, degraded, failed };
+const char* to_string(health h);
+
+// One bandwidth run as the verdict sees it (retests are not runs of their own here).
+struct judged_run {
+  std::uint32_t index = 0;
+  std::string label;  // "mesh 64 KiB"
+  const outlier_report* report = nullptr;
+  bool judged = false;  // the finder could measure the run's noise (or the run had causes)
+};
+
+struct folded_cause {
+  outlier_kind kind = outlier_kind::link;
+  outlier_basis basis = outlier_basis::noise;
+  std::int32_t node = -1, rank = -1, peer = -1;
+  std::vector<std::uint32_t> runs;  // indexes of the runs that named it
+  std::vector<std::string> labels;  // and their labels
+  double send_lo = 0, send_hi = 0;  // its sends' % over those runs (NaN: never named by them)
+  double recv_lo = 0, recv_hi = 0;
+  std::uint32_t pairs = 0;  // the most slow pairs it explained in one run
+  std::uint32_t fine = 0;   // ... and its fine pairs then
+  bool counted = false;     // named in more than half of the judged runs
+};
+
+struct job_verdict {
+  health status = health::healthy;
+  std::uint32_t runs = 0;            // bandwidth runs
+  std::uint32_t runs_judged = 0;     // of those, judged
+  std::vector<folded_cause> causes;  // counted first (failed, fabric, node, rank, link), then by runs
+};
+
+job_verdict fold(std::span<const judged_run> runs);
+
+}  // namespace rdmamesh::stats

@@ -1,0 +1,46 @@
+// The shared helpers of the measured job: printing and the line for a silent peer.
+#include "rdmamesh/app/context.hpp"
+
+#include <cstdio>
+
+#include <fmt/ranges.h>
+
+namespace rdmamesh::app {
+namespace {
+
+std::string host_of(const context& c, std::uint32_t r) {
+  return std::string(fabric::text(c.ranks[r].host));
+}
+
+}  // namespace
+
+void print(const std::string& text) {
+  fmt::print("{}", text);
+  std::fflush(stdout);
+}
+
+std::string stuck_line(const context& c, const std::optional<liveness::verdict>& v,
+                       const std::vector<std::uint32_t>& suspects, const std::string& what) {
+  const std::string me = fmt::format("rank {} ({})", c.me, host_of(c, c.me));
+  if (v && v->reporter >= 0 && v->rank < 0) {
+    return fmt::format("{}: ended the job because rank {} gave up: {}", me, v->reporter, v->reason);
+  }
+  if (v && v->rank < 0) return fmt::format("{}: the job ended while {}: {}", me, what, v->reason);
+  if (v) {
+    const auto r = static_cast<std::uint32_t>(v->rank);
+    return fmt::format("{}: rank {} ({}) stopped answering ({}) while {}; results so far are kept", me, r,
+                       host_of(c, r), v->reason, what);
+  }
+  if (suspects.empty()) {
+    return fmt::format(
+        "{}: the other ranks stopped answering while {}; a rank died or hangs (see the launcher's messages), or "
+        "raise --timeout (now {:g} s)",
+        me, what, c.o.timeout_s);
+  }
+  std::vector<std::string> names;
+  for (auto r : suspects) names.push_back(fmt::format("rank {} ({})", r, host_of(c, r)));
+  return fmt::format("{}: {} stopped answering (RDMA retries to {} ran out) while {}; results so far are kept", me,
+                     fmt::join(names, ", "), suspects.size() == 1 ? "it" : "them", what);
+}
+
+}  // namespace rdmamesh::app

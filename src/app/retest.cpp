@@ -1,0 +1,52 @@
+// The retest of a run's slow pairs: rank 0 plans it from its last record, broadcasts the pairs,
+// and every rank runs them alone as one more run.
+#include "rdmamesh/app/retest.hpp"
+
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "rdmamesh/app/measure.hpp"
+#include "rdmamesh/stats/retest.hpp"
+
+namespace rdmamesh::app {
+
+bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size, std::uint32_t& index, bool& stopped) {
+  stats::retest_plan plan;
+  std::optional<stats::square<double>> before;
+  std::string text;
+  if (c.me == 0) {
+    const auto last = c.book.last();
+    if (last && last->bw && last->retest_of < 0) {
+      // at most 2 x N slow pairs (a slow rank's row and column), 4 controls
+      plan = stats::plan_retest(last->bw->tx_bw, last->bw->flags, last->bw->round, c.o.slow_pct, 2 * c.n, 4);
+      before = last->bw->tx_bw;
+    }
+    if (!plan.slow.empty()) text = stats::encode_pairs(plan.slow) + "|" + stats::encode_pairs(plan.controls);
+  }
+  {
+    guarded_wait g(c.dog, fmt::format("rank {}: the other ranks stopped answering before a retest", c.me),
+                   c.o.timeout_s);
+    text = c.w.bcast_string(text);
+  }
+  if (text.empty()) return true;
+  const auto bar = text.find('|');
+  plan.slow = stats::decode_pairs(text.substr(0, bar));
+  plan.controls = stats::decode_pairs(text.substr(bar + 1));
+  stats::pair_list all = plan.slow;
+  all.insert(all.end(), plan.controls.begin(), plan.controls.end());
+  const plan::subset_schedule sched(plan::alone_rounds(all, c.n), c.n);
+  if (c.me == 0 && !c.o.quiet) {
+    fmt::print(stderr, "[retest] {} slow pair(s) and {} control pair(s) alone, {} rounds\n", plan.slow.size(),
+               plan.controls.size(), sched.rounds());
+    std::fflush(stderr);
+  }
+  const retest_of what{static_cast<std::int32_t>(index - 1), &plan, before ? &*before : nullptr};
+  const bool clean = run_one(c, eng, sched, size, 0, index, stopped, what);
+  ++index;
+  return clean;
+}
+
+}  // namespace rdmamesh::app

@@ -1,0 +1,192 @@
+// The verdict's console lines, drain list and JSON (nlohmann-json).
+#include "rdmamesh/io/verdict.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "rdmamesh/io/h5.hpp"
+#include "rdmamesh/util/units.hpp"
+
+namespace rdmamesh::io {
+namespace {
+
+using json = nlohmann::json;
+
+// 31 %, 31–35 %; two figures below 10 % (a floor far above a fabric: 0.06 %)
+std::string one_pct(double v) {
+  return v >= 10 || v == 0 ? fmt::format("{:.0f}", v) : fmt::format("{:.2g}", v);
+}
+std::string span_pct(double lo, double hi) {
+  const std::string a = one_pct(lo), b = one_pct(hi);
+  return a == b ? fmt::format("{} %", a) : fmt::format("{}–{} %", a, b);
+}
+
+std::vector<std::size_t> ranks_on(std::int32_t node, std::span<const fabric::rank_info> ranks) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i].node == node) out.push_back(i);
+  }
+  return out;
+}
+
+std::string host_of_node(std::int32_t node, std::span<const fabric::rank_info> ranks) {
+  const auto on = ranks_on(node, ranks);
+  return on.empty() ? fmt::format("node{}", node) : std::string(fabric::text(ranks[on.front()].host));
+}
+
+std::string rank_name(std::int32_t r, std::span<const fabric::rank_info> ranks) {
+  if (r < 0 || static_cast<std::size_t>(r) >= ranks.size()) return fmt::format("rank {}", r);
+  const auto& x = ranks[static_cast<std::size_t>(r)];
+  return fmt::format("rank {} ({}, {})", r, fabric::text(x.host), fabric::text(x.device));
+}
+
+std::string subject(const stats::folded_cause& c, std::span<const fabric::rank_info> ranks) {
+  switch (c.kind) {
+    case stats::outlier_kind::fabric: return "the whole fabric";
+    case stats::outlier_kind::node:
+      return fmt::format("node {} (ranks {})", host_of_node(c.node, ranks), fmt::join(ranks_on(c.node, ranks), ","));
+    case stats::outlier_kind::rank: return rank_name(c.rank, ranks);
+    case stats::outlier_kind::link:
+      return fmt::format("link {} -> {}", rank_name(c.rank, ranks), rank_name(c.peer, ranks));
+    case stats::outlier_kind::failed:
+      return fmt::format("pair {} -> {}", rank_name(c.rank, ranks), rank_name(c.peer, ranks));
+  }
+  return "?";
+}
+
+// "its sends at 31–35 % of the median", the sides it was named for
+std::string figures(const stats::folded_cause& c, double expect_bps) {
+  const std::string of =
+      c.basis == stats::outlier_basis::expect ? fmt::format("of {}", format_rate(expect_bps)) : "of the median";
+  if (c.kind == stats::outlier_kind::failed) return "failed";
+  if (c.kind == stats::outlier_kind::fabric)
+    return fmt::format("the median pair at {} {}", span_pct(c.send_lo, c.send_hi), of);
+  if (c.kind == stats::outlier_kind::link) return fmt::format("at {} {}", span_pct(c.send_lo, c.send_hi), of);
+  std::vector<std::string> parts;
+  if (!std::isnan(c.send_lo)) parts.push_back(fmt::format("its sends at {}", span_pct(c.send_lo, c.send_hi)));
+  if (!std::isnan(c.recv_lo)) parts.push_back(fmt::format("its receives at {}", span_pct(c.recv_lo, c.recv_hi)));
+  return fmt::format("{} {}", fmt::join(parts, " and "), of);
+}
+
+std::string in_runs(const stats::folded_cause& c, const stats::job_verdict& v) {
+  std::vector<std::string> labels(c.labels.begin(), c.labels.begin() + std::min<std::ptrdiff_t>(c.labels.size(), 4));
+  if (c.labels.size() > 4) labels.push_back(fmt::format("{} more", c.labels.size() - 4));
+  return fmt::format("in {} of {} runs ({})", c.runs.size(),
+                     c.kind == stats::outlier_kind::failed ? v.runs : v.runs_judged, fmt::join(labels, ", "));
+}
+
+}  // namespace
+
+std::string cause_sentence(const stats::folded_cause& c, const stats::job_verdict& v,
+                           std::span<const fabric::rank_info> ranks, double expect_bps) {
+  std::string s = fmt::format("{}: {} {}", subject(c, ranks), figures(c, expect_bps), in_runs(c, v));
+  if (c.kind == stats::outlier_kind::node || c.kind == stats::outlier_kind::rank) {
+    s += fmt::format("; {} slow pair(s), {} fine", c.pairs, c.fine);
+  }
+  if (c.basis == stats::outlier_basis::expect) s += fmt::format(" (below --expect {})", format_rate(expect_bps));
+  if (c.kind == stats::outlier_kind::failed) s += "; see the runs' events";
+  return s;
+}
+
+std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<const fabric::rank_info> ranks,
+                                       double expect_bps) {
+  std::vector<std::string> out;
+  std::size_t counted = 0;
+  for (const auto& c : v.causes) counted += c.counted;
+  if (v.status == stats::health::healthy) {
+    out.push_back(
+        v.runs_judged == 0
+            ? fmt::format("# verdict: healthy, but unjudged: none of the {} bandwidth run(s) had enough pairs "
+                          "to measure its noise",
+                          v.runs)
+            : fmt::format("# verdict: healthy ({} of {} bandwidth run(s) judged; no cause beyond their noise)",
+                          v.runs_judged, v.runs));
+  } else {
+    out.push_back(fmt::format("# verdict: {} ({} cause(s) over {} judged bandwidth run(s))", to_string(v.status),
+                              counted, v.runs_judged));
+  }
+  for (const auto& c : v.causes) {
+    out.push_back(
+        fmt::format("#   {}{}", c.counted ? "" : "seen, not counted: ", cause_sentence(c, v, ranks, expect_bps)));
+  }
+  return out;
+}
+
+std::vector<drain> drains(const stats::job_verdict& v, std::span<const fabric::rank_info> ranks, double expect_bps) {
+  std::vector<drain> out;
+  for (const auto& c : v.causes) {
+    if (!c.counted || (c.kind != stats::outlier_kind::node && c.kind != stats::outlier_kind::rank)) continue;
+    const std::string node = host_of_node(c.node, ranks);
+    if (std::any_of(out.begin(), out.end(), [&](const drain& d) { return d.node == node; })) continue;
+    const std::string who = c.kind == stats::outlier_kind::rank ? fmt::format("rank {}: ", c.rank) : "";
+    out.push_back({node, fmt::format("rdmamesh: {}{} {}", who, figures(c, expect_bps), in_runs(c, v))});
+  }
+  return out;
+}
+
+std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::rank_info> ranks,
+                         const verdict_context& ctx) {
+  json causes = json::array();
+  for (const auto& c : v.causes) {
+    json j{{"kind", stats::to_string(c.kind)},
+           {"basis", stats::to_string(c.basis)},
+           {"counted", c.counted},
+           {"text", cause_sentence(c, v, ranks, ctx.expect_bps)},
+           {"runs", c.runs},
+           {"run_labels", c.labels},
+           {"pairs", c.pairs},
+           {"fine", c.fine}};
+    std::vector<std::size_t> members;
+    if (c.kind == stats::outlier_kind::node) members = ranks_on(c.node, ranks);
+    if (c.rank >= 0) members.push_back(static_cast<std::size_t>(c.rank));
+    if (c.peer >= 0) members.push_back(static_cast<std::size_t>(c.peer));
+    json nodes = json::array(), devices = json::array();
+    for (auto r : members) {
+      if (r >= ranks.size()) continue;
+      const std::string host(fabric::text(ranks[r].host)), dev(fabric::text(ranks[r].device));
+      if (std::find(nodes.begin(), nodes.end(), host) == nodes.end()) nodes.push_back(host);
+      if (std::find(devices.begin(), devices.end(), dev) == devices.end()) devices.push_back(dev);
+    }
+    j["ranks"] = members;
+    j["nodes"] = nodes;
+    j["devices"] = devices;
+    auto pct = [](double lo, double hi) { return std::isnan(lo) ? json(nullptr) : json::array({lo, hi}); };
+    j["send_pct"] = pct(c.send_lo, c.send_hi);
+    j["recv_pct"] = pct(c.recv_lo, c.recv_hi);
+    causes.push_back(std::move(j));
+  }
+  json drain_list = json::array();
+  for (const auto& d : drains(v, ranks, ctx.expect_bps)) drain_list.push_back({{"node", d.node}, {"reason", d.reason}});
+  json doc{{"schema", "rdmamesh-verdict/1"},
+           {"status", stats::to_string(v.status)},
+           {"complete", ctx.complete},
+           {"ended", ctx.ended},
+           {"results", ctx.results},
+           {"command_line", ctx.command_line},
+           {"runs", {{"bandwidth", v.runs}, {"judged", v.runs_judged}}},
+           {"causes", causes},
+           {"drain", drain_list}};
+  doc["expect"] = ctx.expect_bps > 0 ? json{{"bytes_per_s", ctx.expect_bps}, {"how", ctx.expect_how}} : json(nullptr);
+  if (const char* job = std::getenv("SLURM_JOB_ID")) doc["slurm_job_id"] = job;
+  return doc.dump(2) + "\n";
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) throw h5::io_error(fmt::format("writing {} failed", tmp));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    throw h5::io_error(fmt::format("rename({}, {}) failed", tmp, path));
+  }
+}
+
+}  // namespace rdmamesh::io

@@ -1,0 +1,80 @@
+// Folding the runs' causes into the job's verdict.
+#include "rdmamesh/stats/verdict.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <tuple>
+
+namespace rdmamesh::stats {
+namespace {
+
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+void widen(double v, double& lo, double& hi) {
+  if (std::isnan(v)) return;
+  lo = std::isnan(lo) ? v : std::min(lo, v);
+  hi = std::isnan(hi) ? v : std::max(hi, v);
+}
+
+int rank_of(outlier_kind k) {
+  switch (k) {
+    case outlier_kind::failed: return 0;
+    case outlier_kind::fabric: return 1;
+    case outlier_kind::node: return 2;
+    case outlier_kind::rank: return 3;
+    case outlier_kind::link: return 4;
+  }
+  return 5;
+}
+
+}  // namespace
+
+const char* to_string(health h) {
+  switch (h) {
+    case health::healthy: return "healthy";
+    case health::degraded: return "degraded";
+    case health::failed: return "failed";
+  }
+  return "?";
+}
+
+job_verdict fold(std::span<const judged_run> runs) {
+  job_verdict v;
+  using key = std::tuple<outlier_kind, outlier_basis, std::int32_t, std::int32_t, std::int32_t>;
+  std::map<key, folded_cause> by;
+  for (const auto& run : runs) {
+    ++v.runs;
+    if (!run.report) continue;
+    v.runs_judged += run.judged;
+    for (const auto& o : run.report->found) {
+      auto [it, fresh] = by.try_emplace(key{o.kind, o.basis, o.node, o.rank, o.peer});
+      folded_cause& c = it->second;
+      if (fresh) {
+        c = {o.kind, o.basis, o.node, o.rank, o.peer, {}, {}, nan, nan, nan, nan, 0, 0, false};
+      }
+      c.runs.push_back(run.index);
+      c.labels.push_back(run.label);
+      widen(o.send_pct, c.send_lo, c.send_hi);
+      widen(o.recv_pct, c.recv_lo, c.recv_hi);
+      if (o.pairs > c.pairs) {
+        c.pairs = o.pairs;
+        c.fine = o.fine;
+      }
+    }
+  }
+  for (auto& [k, c] : by) {
+    // a failed pair needs no majority: a completion error is not noise
+    c.counted = c.kind == outlier_kind::failed || 2 * c.runs.size() > std::max<std::uint32_t>(v.runs_judged, 1);
+    if (c.counted) v.status = c.kind == outlier_kind::failed ? health::failed : std::max(v.status, health::degraded);
+    v.causes.push_back(c);
+  }
+  std::stable_sort(v.causes.begin(), v.causes.end(), [](const folded_cause& a, const folded_cause& b) {
+    return std::tuple(!a.counted, rank_of(a.kind), -static_cast<int>(a.runs.size())) <
+           std::tuple(!b.counted, rank_of(b.kind), -static_cast<int>(b.runs.size()));
+  });
+  return v;
+}
+
+}  // namespace rdmamesh::stats

@@ -1,0 +1,103 @@
+#!/usr/bin/python3
+"""Check a job's verdict (the --verdict JSON beside the results file) against the file itself.
+
+  check_verdict.py FILE.h5 VERDICT.json --healthy   status healthy, nothing counted, nothing to
+                                                    drain; every run of FILE names no cause
+  check_verdict.py FILE.h5 VERDICT.json --node NODE status degraded; the one counted cause is the
+                                                    node NODE (or ranks on it only), NODE the one
+                                                    node to drain, with rdmamesh's reason
+  check_verdict.py compare BEFORE.h5 AFTER.h5 NODE  analysis/compare names node NODE first, slower
+In both verdict forms the file's /verdict is the same document and its root says the same status.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import h5py
+
+errors = []
+
+
+def check(cond, what):
+    if not cond:
+        errors.append(what)
+
+
+def text(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def verdict(path, doc_path, healthy, node):
+    doc = json.load(open(doc_path))
+    check(doc.get("schema") == "rdmamesh-verdict/1", f"schema {doc.get('schema')!r}")
+    check(doc.get("complete") is True and doc.get("ended") == "ok", f"complete {doc.get('complete')}, "
+                                                                    f"ended {doc.get('ended')!r}")
+    counted = [c for c in doc["causes"] if c["counted"]]
+    with h5py.File(path, "r") as f:
+        inner = json.loads(text(f["verdict"][0]))
+        check(inner["status"] == doc["status"] and inner["causes"] == doc["causes"] and inner["drain"] == doc["drain"],
+              "the file's /verdict differs from the verdict file")
+        check(text(f.attrs.get("verdict", "")) == doc["status"], f"root verdict {f.attrs.get('verdict')!r}")
+        hosts = [text(h) for h in f["ranks/hostname"][()]]
+        runs = [f["runs"][k] for k in sorted(f["runs"]) if "retest_of" not in f["runs"][k].attrs]
+        bw = [g for g in runs if text(g.attrs["mode"]) == "bw"]
+        check(doc["runs"]["bandwidth"] == len(bw), f"{doc['runs']['bandwidth']} bandwidth runs said, the file {len(bw)}")
+        if healthy:
+            check(doc["status"] == "healthy", f"status {doc['status']}")
+            check(not counted and not doc["drain"], f"counted {counted}, drain {doc['drain']}")
+            for g in bw:
+                kinds = [text(k) for k in g["outliers/kind"][()]] if "outliers" in g else []
+                check(not kinds, f"run {g.name}: causes {kinds}")
+                said = text(g["outliers"].attrs.get("verdict", "")) if "outliers" in g else ""
+                check(said.startswith(("# healthy: ", "# not judged: ")), f"run {g.name}: {said!r}")
+        else:
+            check(doc["status"] == "degraded", f"status {doc['status']}")
+            check(len(counted) == 1, f"{len(counted)} counted causes: {[c['text'] for c in counted]}")
+            for c in counted:
+                check(c["kind"] in ("node", "rank") and c["nodes"] == [node],
+                      f"counted cause {c['kind']} on {c['nodes']}, expected node {node}: {c['text']}")
+                check(c["send_pct"] is not None and c["send_pct"][0] < 100, f"send_pct {c['send_pct']}")
+            check([d["node"] for d in doc["drain"]] == [node], f"drain {doc['drain']}, expected {node}")
+            check(all(d["reason"].startswith("rdmamesh: ") for d in doc["drain"]), f"reasons {doc['drain']}")
+            # the runs' own tables say the same: a node cause on NODE's index
+            idx = {hosts[r]: int(f["ranks/node"][r]) for r in range(len(hosts))}
+            for g in bw:
+                kinds = [text(k) for k in g["outliers/kind"][()]]
+                nodes = [int(x) for x in g["outliers/node"][()]]
+                check(("node", idx.get(node)) in zip(kinds, nodes) or all(n == idx.get(node) for n in nodes),
+                      f"run {g.name}: causes {list(zip(kinds, nodes))} do not point at {node}")
+
+
+def compare(before, after, node):
+    here = os.path.dirname(os.path.abspath(__file__))
+    with tempfile.TemporaryDirectory() as out:
+        p = subprocess.run([os.path.join(here, "../../analysis/compare"), before, after, "-o", out],
+                           capture_output=True, text=True)
+        check(p.returncode == 0, f"compare exited {p.returncode}: {p.stderr}")
+        causes = [x[2:] for x in p.stdout.splitlines() if re.match(r"- (node|rank|link) ", x)]
+        check(bool(causes) and causes[0].startswith((f"node {node}: newly named in", f"node {node}: slower in")),
+              f"compare's first cause is not node {node}, slower: {causes[:3]}")
+        # what only moved because of it is not a cause: at most the node, nothing across the others
+        others = [c for c in causes if not c.startswith(f"node {node}:") and f"({node}," not in c]
+        check(not others, f"compare names causes away from {node}: {others}")
+
+
+def main():
+    a = sys.argv[1:]
+    if a and a[0] == "compare":
+        compare(a[1], a[2], a[3])
+    elif len(a) >= 3 and a[2] == "--healthy":
+        verdict(a[0], a[1], True, None)
+    elif len(a) >= 4 and a[2] == "--node":
+        verdict(a[0], a[1], False, a[3])
+    else:
+        sys.exit(__doc__)
+    for e in errors:
+        print(f"check_verdict: {' '.join(a[:2])}: {e}")
+    sys.exit(1 if errors else 0)
+
+
+main()

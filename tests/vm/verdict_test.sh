@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# On the emulated 3-node RoCE cluster (tools/softroce-vm --nodes 3; this runs on node1): verdicts
+# people act on. Healthy jobs of varied shape (1 and 3 nodes; mesh, pairs, shift; 4 KiB to
+# 1 MiB; duration and -n) read healthy, with no `# slow:` line and exit 0. Faults made by the
+# kernel's traffic control on node2's RoCE port (its root-namespace veth roce2), not by rdmamesh:
+# a slow port (tbf at half of what node2's port carried in the clean run just before, and at a
+# sixth), a bad cable (netem loss) and a long path (netem delay, with a window small enough to
+# feel it) each name node2 and nothing else, exit 5 (degraded), and the verdict JSON says so
+# with node2 to drain. analysis/compare of the clean run and the sick one names node2 first.
+source "$(dirname "$0")/lib.sh"
+[ "${RDMAMESH_VM_NODES:-0}" = 3 ] || { echo "verdict_test: run me with tools/softroce-vm --nodes 3"; exit 2; }
+three=(--host node1:2,node2:2,node3:2)
+# the root namespace holds every node's RoCE port; node1 reaches it through PID 1's
+root_tc() { nsenter --net=/proc/1/ns/net tc "$@"; }
+root_tc qdisc del dev roce2 root 2>/dev/null  # a failed earlier test's leftover
+
+# job NAME EXPECTED_RC -- MPIRUN_ARGS -- RDMAMESH_ARGS: runs it, requires the exit code and a
+# verdict file; the console goes to $tmp/NAME.txt
+job() {
+  local name=$1 want=$2 launch=() start=$SECONDS
+  shift 3
+  while [ "$1" != -- ]; do launch+=("$1"); shift; done
+  shift
+  echo "== $name: mpirun ${launch[*]} rdmamesh $*"
+  mpirun "${launch[@]}" "$bin" "$@" --quiet -o "$tmp/$name.h5" >"$tmp/$name.txt" 2>&1
+  local rc=$?
+  grep -E "^# (slow|below|healthy|judged|not judged|verdict)|^#   |rdmamesh: error" "$tmp/$name.txt" | sed 's/^/    /'
+  echo "   $name took $((SECONDS - start)) s, exit $rc"
+  [ "$rc" = "$want" ] || { cat "$tmp/$name.txt"; fail "$name: exit $rc, expected $want"; return 1; }
+  [ -s "$tmp/$name.verdict.json" ] || { fail "$name: no verdict file beside the results"; return 1; }
+}
+
+# healthy: every run of every job reads healthy (20 runs in 4 launches; a run whose pairs counted too few messages says "not judged")
+healthy() {
+  local name=$1
+  shift
+  job "$name" 0 -- "$@" || return
+  grep -q "^# slow: \|^# below" "$tmp/$name.txt" && fail "$name: a cause named on a healthy cluster"
+  grep -q "^# verdict: healthy (" "$tmp/$name.txt" || fail "$name: the verdict is not healthy"
+  later "$name: the verdict file and /outliers say healthy" "$here/check_verdict.py" "$tmp/$name.h5" \
+    "$tmp/$name.verdict.json" --healthy
+}
+healthy h3-shapes "${three[@]}" -- --pattern mesh,pairs,shift --sizes 4K,64K -D 1 --warmup 0.3
+healthy h1-shapes --host node1:4 -- --pattern mesh,pairs,shift --sizes 4K,64K,256K -D 1 --warmup 0.3
+healthy h3-iters --host node1:1,node2:1,node3:1 -- --pattern mesh,shift --sizes 16K,256K -n 100
+healthy h3-fine "${three[@]}" -- -s 4K -Q 1 -D 2 --warmup 0.3
+
+# node2's port: what it carried in the clean run (its ranks' sends to other nodes, from the
+# matrix the console printed), then the kernel's faults on it. Every WR signaled (-Q 1): counts
+# fine enough to judge 4 KiB pairs under TCG.
+egress_gbps=$(egress_gbps "$tmp/h3-fine.txt" 2 3)
+half_kbit=$(awk -v g="$egress_gbps" 'BEGIN { printf "%d", g * 1e6 / 2 }')
+echo "== node2's port carried $egress_gbps Gb/s to the other nodes in the clean run: tbf at $half_kbit kbit/s"
+[ "$half_kbit" -gt 0 ] || fail "no egress measured for node2 in h3-fine"
+
+# sick NAME QDISC... -- RDMAMESH_ARGS: node2 named, nothing else, exit 5, node2 to drain
+sick() {
+  local name=$1 qdisc=()
+  shift
+  while [ "$1" != -- ]; do qdisc+=("$1"); shift; done
+  shift
+  root_tc qdisc add dev roce2 root "${qdisc[@]}" || { fail "$name: tc qdisc add ${qdisc[*]}"; return; }
+  job "$name" 5 -- "${three[@]}" -- -s 4K -Q 1 -D 2 --warmup 0.3 "$@"
+  root_tc -s qdisc show dev roce2 | sed -n '1,2p' | sed 's/^/    tc: /'
+  root_tc qdisc del dev roce2 root
+  [ -s "$tmp/$name.txt" ] || return
+  [ "$(grep -c '^# slow: ' "$tmp/$name.txt")" = 1 ] || fail "$name: expected exactly one '# slow:' line"
+  grep -qE "^# slow: node node2 \(ranks 2,3\): its sends at [0-9.]+ %" "$tmp/$name.txt" ||
+    fail "$name: node2 is not named by its sends"
+  later "$name: the verdict file names node2 to drain" "$here/check_verdict.py" "$tmp/$name.h5" \
+    "$tmp/$name.verdict.json" --node node2
+}
+sick tbf-half tbf rate "${half_kbit}kbit" burst 256kb latency 400ms --
+sick tbf-sixth tbf rate "$((half_kbit / 3))kbit" burst 256kb latency 400ms --
+sick loss netem loss 1% --
+# a long path costs bandwidth only where the window is smaller than what the path holds
+sick delay netem delay 30ms -- -t 4
+
+# --expect: an absolute floor per pair, here 80 % of the port rate rxe claims (10 Gb/s, far above
+# what TCG carries): every pair is below it, so the cause is the whole fabric, not a node
+job expect 5 -- "${three[@]}" -- -s 4K -Q 1 -D 1 --warmup 0.3 --expect 80%
+grep -qE "^# below --expect: the whole fabric: the median pair at [0-9.]+ % of 8 Gb/s; 30 of 30 pairs below$" \
+  "$tmp/expect.txt" || fail "expect: the whole fabric is not named below the 8 Gb/s floor"
+grep -q '"how": "--expect 80% of the slowest port.s rate (rxe_node1 on node1: 10 Gb/s)"' "$tmp/expect.verdict.json" ||
+  fail "expect: the verdict does not say how the floor was derived"
+
+# what changed between the clean run and the sick one: node2, first, by the same rule
+later "compare: clean vs the mild tbf names node2 first" "$here/check_verdict.py" compare "$tmp/h3-fine.h5" \
+  "$tmp/tbf-half.h5" node2
+finish
