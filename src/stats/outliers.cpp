@@ -86,6 +86,22 @@ double robust_spread(std::vector<double> v, double floor) {
   return sigma * std::sqrt(dof / chi2_low);
 }
 
+// One-sided Wilcoxon rank-sum (Mann-Whitney) test that `x` lies below `y`: the normal
+// approximation's p-value, mid-ranks for ties. It asks only how the pairs order, so a run whose
+// healthy ranks differ by a factor (the CPU a sick node frees goes unevenly) still tells a side
+// whose every pair is below every reference pair.
+double rank_sum_p(const std::vector<double>& x, const std::vector<double>& y) {
+  const double m = static_cast<double>(x.size()), n = static_cast<double>(y.size());
+  if (x.empty() || y.empty()) return 1;
+  double u = 0;  // pairs (xi, yj) with xi > yj, ties half
+  for (double a : x) {
+    for (double b : y) u += a > b ? 1 : a == b ? 0.5 : 0;
+  }
+  const double sd = std::sqrt(m * n * (m + n + 1) / 12);
+  const double zscore = (u - m * n / 2 + 0.5) / sd;  // continuity-corrected
+  return 0.5 * std::erfc(-zscore / std::sqrt(2.0));
+}
+
 // Pair scores against a reference set: z = log bw - its cohort's median; `bound` the log ratio
 // below which the pair is slow; `spread` the reference's robust spread. `usable` is false when
 // the reference holds too few pairs to measure the run's noise.
@@ -250,7 +266,18 @@ verdict against_noise(const evidence& ev, const candidate& c, const mask& covere
     // left to compare with say little about how much ranks differ)
     const double yardstick = std::max(spread, 1.2533 * sc.spread / std::sqrt(static_cast<double>(sd->pairs.size())));
     const double d = median_of(zs);
-    sd->named = d < floor && d < -s.k * std::hypot(yardstick, median_of(errors));
+    // beyond the run's noise: below k spreads of how ranks differ and, by order alone, below the
+    // reference pairs of its classes (p < 5 %); or so far below them by order that no spread is
+    // needed (p < 0.1 %: a handful of chances in a run's candidates)
+    std::vector<double> others;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      if (ref[i] && !std::isnan(sc.z[i]) && !(c.across_only && ev.cls[i] == 0)) others.push_back(sc.z[i]);
+    }
+    const double p = rank_sum_p(zs, others);
+    const double count_error = median_of(errors);
+    const bool spread_says = d < -s.k * std::hypot(yardstick, count_error);
+    // never within what the counts themselves can move by
+    sd->named = d < floor && d < -s.k * count_error && ((spread_says && p < s.p_loose) || p < s.p_strict);
     if (!sd->named) continue;
     sd->median_pct = std::exp(d) * 100;
     for (std::size_t k = 0; k < sd->pairs.size(); ++k) v.explains += sd->slow[k] && !explained[sd->pairs[k]];
@@ -389,6 +416,59 @@ const char* to_string(outlier_basis b) {
   return "?";
 }
 
+// A pair apart from its sender and its receiver: z less the row and column effects of a median
+// polish (a sender that is slow, or busy, to every peer is not a fault of each of its links), and
+// how much those residuals spread, in the pair's own cohort where it holds five or more (a round
+// where half the pairs got the CPU and half did not is wide, not faulty).
+struct link_noise {
+  std::vector<double> e, spread;
+};
+
+link_noise residuals(const evidence& ev, const mask& rest, const std::vector<double>& z, double min_spread) {
+  const std::size_t nn = rest.size();
+  link_noise out;
+  out.e.assign(nn, nan);
+  out.spread.assign(nn, nan);
+  for (std::size_t i = 0; i < nn; ++i) {
+    if (rest[i] && !std::isnan(z[i])) out.e[i] = z[i];
+  }
+  for (int sweep = 0; sweep < 4; ++sweep) {
+    for (bool rows : {true, false}) {
+      for (std::uint32_t r = 0; r < ev.n; ++r) {
+        std::vector<double> v;
+        for (std::uint32_t p = 0; p < ev.n; ++p) {
+          const std::size_t i = rows ? std::size_t{r} * ev.n + p : std::size_t{p} * ev.n + r;
+          if (!std::isnan(out.e[i])) v.push_back(out.e[i]);
+        }
+        if (v.size() < 2) continue;
+        const double med = median_of(std::move(v));
+        for (std::uint32_t p = 0; p < ev.n; ++p) {
+          const std::size_t i = rows ? std::size_t{r} * ev.n + p : std::size_t{p} * ev.n + r;
+          if (!std::isnan(out.e[i])) out.e[i] -= med;
+        }
+      }
+    }
+  }
+  std::vector<double> all;
+  std::map<std::pair<int, int>, std::vector<double>> by_cohort;
+  for (std::size_t i = 0; i < nn; ++i) {
+    if (std::isnan(out.e[i])) continue;
+    all.push_back(out.e[i]);
+    by_cohort[{ev.cls[i], ev.rnd[i]}].push_back(out.e[i]);
+  }
+  if (all.size() < 4) {
+    out.e.assign(nn, nan);
+    return out;
+  }
+  const double whole = robust_spread(all, min_spread);
+  std::map<std::pair<int, int>, double> own;
+  for (auto& [key, v] : by_cohort) own[key] = v.size() >= 5 ? std::max(whole, robust_spread(v, min_spread)) : whole;
+  for (std::size_t i = 0; i < nn; ++i) {
+    if (!std::isnan(out.e[i])) out.spread[i] = own[{ev.cls[i], ev.rnd[i]}];
+  }
+  return out;
+}
+
 outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
                              const finder_settings& s) {
   outlier_report out;
@@ -442,10 +522,14 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
     out.threshold_pct = std::exp(std::min(std::log(s.slow_pct / 100), -s.k * std::hypot(sc.spread, typical))) * 100;
   }
   if (!sc.usable) return out;
+  const link_noise ln = residuals(ev, rest, sc.z, s.min_spread);
+  const double floor = std::log(s.slow_pct / 100);
   for (std::uint32_t a = 0; a < ev.n; ++a) {
     for (std::uint32_t b = 0; b < ev.n; ++b) {
       const std::size_t i = std::size_t{a} * ev.n + b;
-      if (!rest[i] || std::isnan(sc.z[i]) || !(sc.z[i] < sc.bound[i])) continue;
+      if (!rest[i] || std::isnan(ln.e[i]) || !(sc.z[i] < floor)) continue;
+      const double predicted = std::exp(ev.log_bw[i] - sc.z[i]) * ev.expected[i];
+      if (!(ln.e[i] < -s.k_link * std::hypot(ln.spread[i], counting_error(ev, predicted)))) continue;
       out.found.push_back({outlier_kind::link, outlier_basis::noise, -1, static_cast<std::int32_t>(a),
                            static_cast<std::int32_t>(b), std::exp(sc.z[i]) * 100, nan, 1, 0});
     }

@@ -160,11 +160,13 @@ TEST_CASE("a latency row prints the percentiles in microseconds") {
 }
 
 TEST_CASE("every outlier cause has its text line, failed pairs included (the file's columns stay parallel)") {
-  const auto ranks = three_ranks();
-  io::run_record rec = bw_record(3, pattern_kind::mesh);
+  auto ranks = three_ranks();  // five: a link is told from its ends' own effects only among enough pairs
+  ranks.push_back(ranks.back());
+  ranks.push_back(ranks.back());
+  io::run_record rec = bw_record(5, pattern_kind::mesh);
   rec.bw->flags.at(0, 2) = rec.bw->flags.at(2, 0) = stats::tx_failed;
   rec.bw->tx_bw.at(1, 0) = rec.bw->tx_bw.at(1, 0) / 4;
-  rec.outliers = stats::find_outliers(*rec.bw, rec.size, std::vector<std::int32_t>{0, 1, 2},
+  rec.outliers = stats::find_outliers(*rec.bw, rec.size, std::vector<std::int32_t>{0, 1, 2, 3, 4},
                                       {.slow_pct = 90, .expect_bps = 0, .counted = false});
   const auto lines = io::outlier_lines(rec, ranks);
   REQUIRE(lines.size() == rec.outliers->found.size());

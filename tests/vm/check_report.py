@@ -160,16 +160,19 @@ def report(a):
     # the verdict folds every finished bandwidth run's causes: counted when named in more than
     # half of the runs that were judged (a failed pair always); healthy when none is counted
     seen, judged = {}, 0
-    for g in bw.values():
-        if int(g.attrs.get("interrupted", 0)) or "outliers" not in g:
-            continue
-        o = g["outliers"]
-        kinds = [k.decode() if isinstance(k, bytes) else k for k in o["kind"][:]]
-        judged += bool(np.isfinite(o.attrs.get("threshold_pct", np.nan)) or kinds)
-        basis = [x.decode() if isinstance(x, bytes) else x for x in o["basis"][:]] if "basis" in o else ["noise"] * len(kinds)
-        for i, k in enumerate(kinds):
-            key = (k, basis[i], int(o["node"][i]), int(o["rank"][i]), int(o["peer"][i]))
-            seen[key] = seen.get(key, 0) + 1
+    with h5py.File(a.file, "r") as f:  # the groups above belong to a file closed since
+        for name in bw:
+            g = f["runs"][name]
+            if int(g.attrs.get("interrupted", 0)) or "outliers" not in g:
+                continue
+            o = g["outliers"]
+            kinds = [k.decode() if isinstance(k, bytes) else k for k in o["kind"][:]]
+            judged += bool(np.isfinite(o.attrs.get("threshold_pct", np.nan)) or kinds)
+            basis = [x.decode() if isinstance(x, bytes) else x for x in o["basis"][:]] if "basis" in o \
+                else ["noise"] * len(kinds)
+            for i, k in enumerate(kinds):
+                key = (k, basis[i], int(o["node"][i]), int(o["rank"][i]), int(o["peer"][i]))
+                seen[key] = seen.get(key, 0) + 1
     counted = {k: c for k, c in seen.items() if k[0] == "failed" or 2 * c > max(judged, 1)}
     status = "failed" if any(k[0] == "failed" for k in counted) else "degraded" if counted else "healthy"
     with h5py.File(a.file, "r") as f:

@@ -42,7 +42,7 @@ healthy() {
 }
 healthy h3-shapes "${three[@]}" -- --pattern mesh,pairs,shift --sizes 4K,64K -D 1 --warmup 0.3
 healthy h1-shapes --host node1:4 -- --pattern mesh,pairs,shift --sizes 4K,64K,256K -D 1 --warmup 0.3
-healthy h3-iters --host node1:1,node2:1,node3:1 -- --pattern mesh,shift --sizes 16K,256K -n 100
+healthy h3-iters --host node1:1,node2:1,node3:1 -- --pattern mesh,shift --sizes 16K,1M -n 40
 healthy h3-fine "${three[@]}" -- -s 4K -Q 1 -D 2 --warmup 0.3
 
 # node2's port: what it carried in the clean run (its ranks' sends to other nodes, from the

@@ -78,6 +78,8 @@ struct finder_settings {
   double k = 3;           // spreads below the cohort for a side's median to name its cause
   double k_link = 4;      // ... for a single pair to be named alone
   double min_spread = 0.02;
+  double p_loose = 0.05;   // a side beyond k spreads must also order below the reference at this p
+  double p_strict = 1e-3;  // ... and is named at this p by order alone
   // A count of n messages moves by about sqrt(n) with scheduling alone; three of those must stay
   // under half speed (3 / sqrt(n) < ln 2) for a run to be judged at all.
   double min_msgs = 20;
