@@ -1,6 +1,8 @@
 """What a person acts on: the causes rank 0 named in each run, folded over runs, and the same
 smallest-cause rule (node, rank, link) applied to other per-pair scores, such as the ratio of
 two files in compare."""
+import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -118,17 +120,58 @@ def _median(v):
     return float(np.median(v)) if v else float("nan")
 
 
-def _mad(x):
+def _mad(x, dof=None, floor=0.0):
     """1.4826 × MAD at its upper 95 % confidence bound (chi-square, m - 1 degrees of freedom,
     Wilson-Hilferty), as stats/outliers.cpp: a few pairs that happen to agree do not make a small
     difference look like a fault. NaN below four values."""
     x = np.asarray(x, dtype=float)
     if x.size < 4:
         return float("nan")
-    dof = x.size - 1
+    fit = np.sqrt(x.size / dof) if dof else 1.0  # residuals of a fit: its effects taken out
+    dof = dof or x.size - 1
     a = 2 / (9 * dof)
     chi2_low = dof * max(1 - a - 1.6449 * np.sqrt(a), 0.05) ** 3
-    return 1.4826 * float(np.median(np.abs(x - np.median(x)))) * np.sqrt(dof / chi2_low)
+    sigma = max(floor, 1.4826 * float(np.median(np.abs(x - np.median(x)))))
+    return sigma * fit * np.sqrt(dof / chi2_low)
+
+
+def _rank_sum_p(x, y):
+    """One-sided rank-sum p-value that `x` lies below `y` (normal approximation, ties half), as
+    stats/outliers.cpp."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if not x.size or not y.size:
+        return 1.0
+    u = float((x[:, None] > y[None, :]).sum() + 0.5 * (x[:, None] == y[None, :]).sum())
+    m, n = x.size, y.size
+    zscore = (u - m * n / 2 + 0.5) / np.sqrt(m * n * (m + n + 1) / 12)
+    return 0.5 * math.erfc(-zscore / math.sqrt(2))
+
+
+def _residuals(z, use, cls, rounds, min_spread):
+    """z less row and column effects (median polish) where `use`, and each pair's residual spread:
+    its cohort's (class and round) where that holds five pairs, never below the whole's."""
+    e = np.where(use & np.isfinite(z), z, np.nan)
+    for _ in range(4):
+        for axis in (1, 0):
+            cnt = np.isfinite(e).sum(axis=axis)
+            with warnings.catch_warnings():  # a rank with no pair left: its median is NaN, used as 0
+                warnings.simplefilter("ignore", RuntimeWarning)
+                med = np.where(cnt >= 2, np.nanmedian(e, axis=axis), 0.0)
+            med = np.nan_to_num(med)
+            e = e - (med[:, None] if axis == 1 else med[None, :])
+    ok = np.isfinite(e)
+    dof = ok.sum() - (ok.any(axis=1).sum() + ok.any(axis=0).sum() - 1)
+    if dof < 4:  # too few pairs to tell a link from its ends
+        return np.full(z.shape, np.nan), np.full(z.shape, np.nan)
+    share = dof / ok.sum()
+    whole = _mad(e[ok], dof, min_spread)
+    spread = np.full(z.shape, np.nan)
+    for c in (0, 1):
+        for r in np.unique(rounds[ok & (cls == c)]):
+            m = ok & (cls == c) & (rounds == r)
+            own = _mad(e[m], m.sum() * share, min_spread) if m.sum() >= 5 else float("nan")
+            spread[m] = max(whole, own) if np.isfinite(own) else whole
+    return e, spread
 
 
 def localize(logs, judged, nodes, rounds, floor, k=3.0, k_link=4.0, min_spread=0.02):
@@ -194,7 +237,10 @@ def localize(logs, judged, nodes, rounds, floor, k=3.0, k_link=4.0, min_spread=0
                 ok = False
                 if m.sum() >= 2:
                     d = np.median(z[m])
-                    ok = d < floor and d < -k * max(spread, 1.2533 * pooled / np.sqrt(m.sum()))
+                    others = z[ref & np.isfinite(z) & ~(across & (cls == 0))]
+                    p = _rank_sum_p(z[m], others)
+                    beyond = d < -k * max(spread, 1.2533 * pooled / np.sqrt(m.sum()))
+                    ok = d < floor and ((beyond and p < 0.02) or p < 1e-3)
                 sides.append((m, ok))
                 if ok:
                     named |= m
@@ -215,9 +261,13 @@ def localize(logs, judged, nodes, rounds, floor, k=3.0, k_link=4.0, min_spread=0
                 explained |= m & (z < floor)
                 covered |= m
         out.append(c)
-    z, spread, _ = scores(judged & ~covered)
-    if np.isfinite(spread).any():
-        for a, b in zip(*np.nonzero(judged & ~covered & np.isfinite(z) & (z < np.minimum(floor, -k_link * spread)))):
+    rest = judged & ~covered
+    z, _, _ = scores(rest)
+    e, spread = _residuals(z, rest, cls, rounds, min_spread)
+    with np.errstate(invalid="ignore"):
+        link = rest & np.isfinite(e) & (z < floor) & (e < -k_link * spread)
+    if link.any():
+        for a, b in zip(*np.nonzero(link)):
             out.append(dict(kind="link", node=-1, rank=int(a), peer=int(b), send=float(np.exp(z[a, b])),
                             recv=float("nan"), pairs=1, fine=0))
     return out

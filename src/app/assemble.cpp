@@ -69,7 +69,10 @@ void gather_bandwidth(const context& c, const engine::core& base, rank_run& acc,
     r.retest_controls = retest.plan->controls.size();
   } else {
     const stats::finder_settings judge{
-        .slow_pct = c.o.slow_pct, .expect_bps = c.expect_floor_bps, .counted = c.o.duration_mode()};
+        .slow_pct = c.o.slow_pct,
+        .expect_bps = c.expect_floor_bps,
+        .counted = c.o.duration_mode(),
+        .max_quantum = plan::cq_mod_for(c.o, r.size, c.window)};
     r.outliers = stats::find_outliers(*r.bw, r.size, c.node_of, judge);
     r.outlier_text = io::outlier_lines(r, c.ranks);
   }

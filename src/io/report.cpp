@@ -333,7 +333,8 @@ std::string cause_line(const stats::outlier& o, const stats::outlier_report& rep
     case stats::outlier_kind::rank:
       return fmt::format("{} {}: {}; {}", prefix, who(o.rank), sides(o, "its", of), count);
     case stats::outlier_kind::link:
-      return fmt::format("{} link {} -> {} at {} {}", prefix, who(o.rank), who(o.peer), pct(o.send_pct), of);
+      return fmt::format("{} link {} -> {} at {} {}", stats::is_suspect(o.kind, o.basis) ? "# suspect:" : prefix,
+                         who(o.rank), who(o.peer), pct(o.send_pct), of);
     case stats::outlier_kind::failed: return fmt::format("# failed: {} -> {}", who(o.rank), who(o.peer));
   }
   return "";
@@ -347,8 +348,9 @@ std::vector<std::string> outlier_lines(const run_record& r, std::span<const fabr
 }
 
 std::string judged_line(const stats::outlier_report& rep) {
-  const bool named = std::any_of(rep.found.begin(), rep.found.end(),
-                                 [](const stats::outlier& o) { return o.kind != stats::outlier_kind::failed; });
+  const bool named = std::any_of(rep.found.begin(), rep.found.end(), [](const stats::outlier& o) {
+    return o.kind != stats::outlier_kind::failed && !stats::is_suspect(o.kind, o.basis);
+  });
   if (rep.measured == 0) return "# not judged: no pair measured a window";
   if (rep.too_few_msgs) {
     return fmt::format(
@@ -366,8 +368,12 @@ std::string judged_line(const stats::outlier_report& rep) {
       "{} of {} pairs judged against their cohorts' medians; noise ±{:.0f} %: slow below {} for a pair of "
       "typical count",
       rep.judged, rep.measured, std::expm1(rep.noise) * 100, pct(rep.threshold_pct));
-  return named ? fmt::format("# judged: {}", noise)
-               : fmt::format("# healthy: no pair beyond the run's noise ({})", noise);
+  const auto suspects = std::count_if(rep.found.begin(), rep.found.end(),
+                                      [](const stats::outlier& o) { return stats::is_suspect(o.kind, o.basis); });
+  if (named) return fmt::format("# judged: {}", noise);
+  if (suspects == 0) return fmt::format("# healthy: no pair beyond the run's noise ({})", noise);
+  return fmt::format("# healthy: no node or rank beyond the run's noise, {} suspect pair(s) for --retest ({})",
+                     suspects, noise);
 }
 
 }  // namespace rdmamesh::io

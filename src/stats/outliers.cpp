@@ -34,7 +34,8 @@ struct evidence {
   double quantum = 1;            // messages a count moves by (duration mode); 0: counts are exact
 };
 
-evidence gather(const run_matrices& m, std::uint64_t size, std::span<const std::int32_t> node_of, bool counted) {
+evidence gather(const run_matrices& m, std::uint64_t size, std::span<const std::int32_t> node_of, bool counted,
+                std::uint64_t max_quantum) {
   evidence ev;
   const std::uint32_t n = ev.n = m.tx_bw.n;
   const std::size_t nn = std::size_t{n} * n;
@@ -57,6 +58,7 @@ evidence gather(const run_matrices& m, std::uint64_t size, std::span<const std::
       if (m.tx_msgs.v[i] > 0) q = std::gcd(q, m.tx_msgs.v[i]);
     }
   }
+  if (max_quantum > 0) q = std::min(q, max_quantum);
   ev.quantum = counted ? static_cast<double>(std::max<std::uint64_t>(q, 1)) : 0;
   // a count of 0 reads as half a quantum: slow, but not infinitely (its error says how much)
   for (std::size_t i = 0; i < nn; ++i) {
@@ -75,12 +77,14 @@ double counting_error(const evidence& ev, double predicted) {
 // by a few outliers; never below `floor`. Taken at its upper 95 % confidence bound (chi-square
 // with m - 1 degrees of freedom, Wilson-Hilferty), so that six pairs that happen to agree do not
 // make a tenth of a difference look like a fault.
-double robust_spread(std::vector<double> v, double floor) {
+double robust_spread(std::vector<double> v, double floor, double dof = 0) {
   const double m = static_cast<double>(v.size());
   const double mid = median_of(v);
   for (auto& x : v) x = std::fabs(x - mid);
-  const double sigma = std::max(floor, 1.4826 * median_of(std::move(v)));
-  const double dof = std::max(m - 1, 1.0);
+  double sigma = std::max(floor, 1.4826 * median_of(std::move(v)));
+  // residuals of a fit spread less than the noise by the effects it took out
+  if (dof > 0) sigma *= std::sqrt(m / dof);
+  dof = dof > 0 ? dof : std::max(m - 1, 1.0);
   const double a = 2 / (9 * dof);
   const double chi2_low = dof * std::pow(std::max(1 - a - 1.6449 * std::sqrt(a), 0.05), 3);
   return sigma * std::sqrt(dof / chi2_low);
@@ -267,7 +271,7 @@ verdict against_noise(const evidence& ev, const candidate& c, const mask& covere
     const double yardstick = std::max(spread, 1.2533 * sc.spread / std::sqrt(static_cast<double>(sd->pairs.size())));
     const double d = median_of(zs);
     // beyond the run's noise: below k spreads of how ranks differ and, by order alone, below the
-    // reference pairs of its classes (p < 5 %); or so far below them by order that no spread is
+    // reference pairs of its classes (p < 2 %); or so far below them by order that no spread is
     // needed (p < 0.1 %: a handful of chances in a run's candidates)
     std::vector<double> others;
     for (std::size_t i = 0; i < ref.size(); ++i) {
@@ -451,18 +455,28 @@ link_noise residuals(const evidence& ev, const mask& rest, const std::vector<dou
   }
   std::vector<double> all;
   std::map<std::pair<int, int>, std::vector<double>> by_cohort;
+  std::vector<std::uint8_t> row(ev.n, 0), col(ev.n, 0);
   for (std::size_t i = 0; i < nn; ++i) {
     if (std::isnan(out.e[i])) continue;
     all.push_back(out.e[i]);
     by_cohort[{ev.cls[i], ev.rnd[i]}].push_back(out.e[i]);
+    row[i / ev.n] = col[i % ev.n] = 1;
   }
-  if (all.size() < 4) {
+  // what the polish leaves free: pairs less a sender and a receiver effect per rank
+  const auto fitted =
+      static_cast<double>(std::count(row.begin(), row.end(), 1) + std::count(col.begin(), col.end(), 1)) - 1.0;
+  const double dof = static_cast<double>(all.size()) - fitted;
+  if (dof < 4) {  // too few pairs to tell a link from its ends
     out.e.assign(nn, nan);
     return out;
   }
-  const double whole = robust_spread(all, min_spread);
+  const double whole = robust_spread(all, min_spread, dof);
+  const double share = dof / static_cast<double>(all.size());
   std::map<std::pair<int, int>, double> own;
-  for (auto& [key, v] : by_cohort) own[key] = v.size() >= 5 ? std::max(whole, robust_spread(v, min_spread)) : whole;
+  for (auto& [key, v] : by_cohort) {
+    const double d = static_cast<double>(v.size()) * share;
+    own[key] = v.size() >= 5 ? std::max(whole, robust_spread(v, min_spread, d)) : whole;
+  }
   for (std::size_t i = 0; i < nn; ++i) {
     if (!std::isnan(out.e[i])) out.spread[i] = own[{ev.cls[i], ev.rnd[i]}];
   }
@@ -475,7 +489,7 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
   out.expect_bps = s.expect_bps;
   out.threshold_pct = nan;  // until the run's noise is measured
   add_failed(m, out);
-  const evidence ev = gather(m, msg_size, node_of, s.counted);
+  const evidence ev = gather(m, msg_size, node_of, s.counted, s.max_quantum);
   std::vector<double> all;
   for (std::size_t i = 0; i < ev.judged.size(); ++i) {
     if (ev.judged[i]) all.push_back(m.tx_bw.v[i]);

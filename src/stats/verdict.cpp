@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace rdmamesh::stats {
@@ -44,7 +45,9 @@ job_verdict fold(std::span<const judged_run> runs) {
   job_verdict v;
   using key = std::tuple<outlier_kind, outlier_basis, std::int32_t, std::int32_t, std::int32_t>;
   std::map<key, folded_cause> by;
+  std::set<std::pair<std::int32_t, std::int32_t>> confirmed;
   for (const auto& run : runs) {
+    confirmed.insert(run.confirmed.begin(), run.confirmed.end());
     ++v.runs;
     if (!run.report) continue;
     v.runs_judged += run.judged;
@@ -66,7 +69,12 @@ job_verdict fold(std::span<const judged_run> runs) {
   }
   for (auto& [k, c] : by) {
     // a failed pair needs no majority: a completion error is not noise
-    c.counted = c.kind == outlier_kind::failed || 2 * c.runs.size() > std::max<std::uint32_t>(v.runs_judged, 1);
+    const bool most = 2 * c.runs.size() > std::max<std::uint32_t>(v.runs_judged, 1);
+    // one pair slow in one run is a suspect: scheduling alone makes those. It counts when a
+    // retest finds it still slow alone, or when most of two or more runs name it.
+    const bool suspect = is_suspect(c.kind, c.basis);
+    c.counted = c.kind == outlier_kind::failed ||
+                (suspect ? confirmed.contains({c.rank, c.peer}) || (most && c.runs.size() >= 2) : most);
     if (c.counted) v.status = c.kind == outlier_kind::failed ? health::failed : std::max(v.status, health::degraded);
     v.causes.push_back(c);
   }

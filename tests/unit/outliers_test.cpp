@@ -277,3 +277,24 @@ TEST_CASE("a run whose median pair counted fewer than 20 messages is not judged,
   REQUIRE(rep3.found.size() == 1);
   CHECK(rep3.found[0].kind == outlier_kind::fabric);
 }
+
+TEST_CASE("counts that share a divisor by lockstep are no coarser than the CQ moderation says") {
+  // vm.faults: 4 ranks, 64 KiB, every WR signaled; each sender's counts equal across its peers
+  run r(4, nodes_of(1, 4));
+  const double row[4] = {256, 480, 256, 352};
+  for (std::uint32_t a = 0; a < 4; ++a) {
+    for (std::uint32_t b = 0; b < 4; ++b) {
+      if (a != b) r.set(a, b, row[a]);
+    }
+  }
+  r.set(1, 3, 160);  // the held-back pair: a third of its row
+  auto settings = finder_settings{.slow_pct = 90, .expect_bps = 0, .counted = true};
+  CHECK(find_outliers(r.m, size, r.node_of, settings).quantum == 32);  // gcd: lockstep, not moderation
+  settings.max_quantum = 1;
+  const auto rep = find_outliers(r.m, size, r.node_of, settings);
+  CHECK(rep.quantum == 1);
+  REQUIRE(rep.found.size() == 1);
+  CHECK(rep.found[0].kind == outlier_kind::link);
+  CHECK(rep.found[0].rank == 1);
+  CHECK(rep.found[0].peer == 3);
+}

@@ -178,7 +178,7 @@ TEST_CASE("every outlier cause has its text line, failed pairs included (the fil
     }
   }
   CHECK(failed == 2);
-  CHECK(has(fmt::format("{}", fmt::join(lines, "\n")), "# slow: link rank 1 (b, rxe0) -> rank 0 (a, rxe0)"));
+  CHECK(has(fmt::format("{}", fmt::join(lines, "\n")), "# suspect: link rank 1 (b, rxe0) -> rank 0 (a, rxe0)"));
 }
 
 TEST_CASE("a slow rank's line names its side, its share of the median and how many slow pairs it explains") {

@@ -70,6 +70,12 @@ struct outlier_report {
   std::vector<outlier> found;
 };
 
+// A link named against the run's noise: one pair in one run, a suspect until a retest or other
+// runs confirm it (scheduling alone makes those); printed `# suspect:`, never alone a verdict.
+inline bool is_suspect(outlier_kind k, outlier_basis b) {
+  return k == outlier_kind::link && b == outlier_basis::noise;
+}
+
 // How a run is judged.
 struct finder_settings {
   double slow_pct = 90;   // --slow: never slow above this % of the cohort
@@ -78,8 +84,11 @@ struct finder_settings {
   double k = 3;           // spreads below the cohort for a side's median to name its cause
   double k_link = 4;      // ... for a single pair to be named alone
   double min_spread = 0.02;
-  double p_loose = 0.05;   // a side beyond k spreads must also order below the reference at this p
-  double p_strict = 1e-3;  // ... and is named at this p by order alone
+  double p_loose = 0.02;   // a side beyond k spreads must also order below the reference at this p
+  double p_strict = 1e-3;
+  // The most a count can move by: the sender's CQ moderation (0: unknown). Counts that happen to
+  // share a larger divisor (ranks posting in lockstep) are not coarser for it.
+  std::uint64_t max_quantum = 0;  // ... and is named at this p by order alone
   // A count of n messages moves by about sqrt(n) with scheduling alone; three of those must stay
   // under half speed (3 / sqrt(n) < ln 2) for a run to be judged at all.
   double min_msgs = 20;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rdmamesh/stats/outliers.hpp"
@@ -22,6 +23,8 @@ struct judged_run {
   std::string label;  // "mesh 64 KiB"
   const outlier_report* report = nullptr;
   bool judged = false;  // the finder could measure the run's noise (or the run had causes)
+  // --retest: the pairs its retest found still slow alone (src, dst)
+  std::vector<std::pair<std::int32_t, std::int32_t>> confirmed;
 };
 
 struct folded_cause {
@@ -34,7 +37,7 @@ struct folded_cause {
   double recv_lo = 0, recv_hi = 0;
   std::uint32_t pairs = 0;  // the most slow pairs it explained in one run
   std::uint32_t fine = 0;   // ... and its fine pairs then
-  bool counted = false;     // named in more than half of the judged runs
+  bool counted = false;     // named in more than half of the judged runs (a suspect: see is_suspect)
 };
 
 struct job_verdict {
