@@ -94,12 +94,16 @@ double robust_spread(std::vector<double> v, double floor, double dof = 0) {
 // approximation's p-value, mid-ranks for ties. It asks only how the pairs order, so a run whose
 // healthy ranks differ by a factor (the CPU a sick node frees goes unevenly) still tells a side
 // whose every pair is below every reference pair.
-double rank_sum_p(const std::vector<double>& x, const std::vector<double>& y) {
-  const double m = static_cast<double>(x.size()), n = static_cast<double>(y.size());
-  if (x.empty() || y.empty()) return 1;
+// `sorted_y` ascending: each x is placed by two binary searches, O(m log n) (a mesh of N ranks
+// compares N-pair sides with N^2 reference pairs, for every candidate).
+double rank_sum_p(const std::vector<double>& x, const std::vector<double>& sorted_y) {
+  const double m = static_cast<double>(x.size()), n = static_cast<double>(sorted_y.size());
+  if (x.empty() || sorted_y.empty()) return 1;
   double u = 0;  // pairs (xi, yj) with xi > yj, ties half
   for (double a : x) {
-    for (double b : y) u += a > b ? 1 : a == b ? 0.5 : 0;
+    const auto lo = std::lower_bound(sorted_y.begin(), sorted_y.end(), a);
+    const auto hi = std::upper_bound(lo, sorted_y.end(), a);
+    u += static_cast<double>(lo - sorted_y.begin()) + 0.5 * static_cast<double>(hi - lo);
   }
   const double sd = std::sqrt(m * n * (m + n + 1) / 12);
   const double zscore = (u - m * n / 2 + 0.5) / sd;  // continuity-corrected
@@ -256,6 +260,12 @@ verdict against_noise(const evidence& ev, const candidate& c, const mask& covere
   const scores sc = score(ev, ref, s, s.k);
   const double spread = rank_spread(ev, ref, sc.z, s.min_spread);
   const double floor = std::log(s.slow_pct / 100);
+  // the reference pairs of its classes, in order: the same for both sides
+  std::vector<double> others;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    if (ref[i] && !std::isnan(sc.z[i]) && !(c.across_only && ev.cls[i] == 0)) others.push_back(sc.z[i]);
+  }
+  std::sort(others.begin(), others.end());
   verdict v;
   for (auto [sd, sends] : {std::pair{&v.sends, true}, std::pair{&v.receives, false}}) {
     sd->pairs = side_pairs(ev, c, sends, covered, sc.z);
@@ -273,10 +283,6 @@ verdict against_noise(const evidence& ev, const candidate& c, const mask& covere
     // beyond the run's noise: below k spreads of how ranks differ and, by order alone, below the
     // reference pairs of its classes (p < 2 %); or so far below them by order that no spread is
     // needed (p < 0.1 %: a handful of chances in a run's candidates)
-    std::vector<double> others;
-    for (std::size_t i = 0; i < ref.size(); ++i) {
-      if (ref[i] && !std::isnan(sc.z[i]) && !(c.across_only && ev.cls[i] == 0)) others.push_back(sc.z[i]);
-    }
     const double p = rank_sum_p(zs, others);
     const double count_error = median_of(errors);
     const bool spread_says = d < -s.k * std::hypot(yardstick, count_error);
