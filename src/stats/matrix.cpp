@@ -1,5 +1,6 @@
 // Matrix assembly: tx entries come from the source's record, rx entries from the destination's.
 #include "rdmamesh/stats/matrix.hpp"
+#include "rdmamesh/stats/median.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,11 +9,6 @@
 #include <stdexcept>
 
 namespace rdmamesh::stats {
-namespace {
-
-constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-
-}  // namespace
 
 void merge_round(std::vector<pair_counters>& acc, std::span<const pair_counters> round, const plan::round_role& role,
                  int round_index) {

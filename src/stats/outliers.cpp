@@ -1,6 +1,7 @@
 // The finder: pair scores against their cohorts, candidate causes tested against the pairs that
 // do not touch them, a greedy cover of the slow pairs, links last. See the header for the rule.
 #include "rdmamesh/stats/outliers.hpp"
+#include "rdmamesh/stats/median.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,17 +13,7 @@
 namespace rdmamesh::stats {
 namespace {
 
-constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 using mask = std::vector<std::uint8_t>;  // n*n, 1 = in the set
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return nan;
-  const std::size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  const double hi = v[mid];
-  if (v.size() % 2 == 1) return hi;
-  return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)) + hi) / 2;
-}
 
 // What the tests read about every ordered pair, computed once per run.
 struct evidence {

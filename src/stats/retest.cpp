@@ -1,4 +1,5 @@
 #include "rdmamesh/stats/retest.hpp"
+#include "rdmamesh/stats/median.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,17 +9,6 @@
 #include <fmt/format.h>
 
 namespace rdmamesh::stats {
-namespace {
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
-}  // namespace
-
 retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& flags, const square<std::int32_t>& round,
                         double slow_pct, std::size_t max_slow, std::size_t controls) {
   struct entry {

@@ -1,5 +1,6 @@
 // Folding the runs' causes into the job's verdict.
 #include "rdmamesh/stats/verdict.hpp"
+#include "rdmamesh/stats/median.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,8 +11,6 @@
 
 namespace rdmamesh::stats {
 namespace {
-
-constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
 void widen(double v, double& lo, double& hi) {
   if (std::isnan(v)) return;

@@ -1,6 +1,8 @@
 // The job-fits-the-device check: which limit, by how much, the cheapest fix, before anything exists.
 #include <doctest/doctest.h>
 
+#include "text.hpp"
+
 #include <cstdlib>
 #include <string>
 
@@ -10,9 +12,6 @@
 using namespace rdmamesh;
 
 namespace {
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 const fabric::device_caps roomy{.max_qp = 1000, .max_cq = 100, .max_mr = 100, .max_pd = 100, .max_srq = 100};
 }  // namespace
 

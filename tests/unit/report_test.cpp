@@ -1,6 +1,8 @@
 // The console report: header facts, aligned rows, matrices, and the problems of each run.
 #include <doctest/doctest.h>
 
+#include "text.hpp"
+
 #include <cmath>
 
 #include <fmt/format.h>
@@ -12,10 +14,6 @@
 using namespace rdmamesh;
 
 namespace {
-
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 io::run_record bw_record(std::uint32_t n, pattern_kind p) {
   std::vector<stats::pair_counters> rows(std::size_t{n} * n);

@@ -2,6 +2,8 @@
 // error message a user can hit.
 #include <doctest/doctest.h>
 
+#include "text.hpp"
+
 #include <arpa/inet.h>
 
 #include "rdmamesh/fabric/select.hpp"
@@ -53,10 +55,6 @@ std::string error_of(const std::vector<device_desc>& devs, const options& o) {
   }
   FAIL("no error");
   return {};
-}
-
-bool has(const std::string& s, const char* part) {
-  return s.find(part) != std::string::npos;
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 # --slow 60: far from the injected 30 % and from the VM's own noise between pairs
-args=(--pattern mesh,pairs --sizes 4K,64K -D 1.5 --warmup 0.3 --slow 60)
+args=(--pattern mesh,pairs --sizes 4K,64K -D 1 --warmup 0.3 --slow 60)
 
 mesh clean 4 "--op write_imm --patterns mesh,pairs --sizes 4096,65536" -- "${args[@]}"
 echo "== slow: RDMAMESH_FAULT=slow:2:*:30 mpirun -np 4 rdmamesh ${args[*]} --retest"

@@ -2,7 +2,8 @@
 # On the emulated 3-node RoCE cluster (tools/softroce-vm --nodes 3; this runs on node1): every
 # rank on the node mpirun put it on, with that node's hostname and device; every pair moves
 # data across the bridge; pairs/shift with ranks interleaved over the nodes; latency across
-# nodes; the report's heatmap draws node lines where /ranks/node says. (--scaling across the
+# nodes; the report's heatmap draws node lines where /ranks/node says. Every run of these healthy
+# jobs (mesh, pairs, shift; 4 KiB and 64 KiB; ranks in blocks and interleaved) reads healthy. (--scaling across the
 # nodes runs in vm.slurm's scaling job.)
 source "$(dirname "$0")/lib.sh"
 [ "${RDMAMESH_VM_NODES:-0}" = 3 ] || { echo "cluster_test: run me with tools/softroce-vm --nodes 3"; exit 2; }
@@ -21,19 +22,26 @@ run() {
     cat "$tmp/$name.txt"; fail "$name: rdmamesh exited non-zero"; return 1
   fi
   cat "$tmp/$name.txt"
+  # a healthy cluster reads healthy (exit 0 above; the verdict file below): no cause named
+  grep -q "^# slow: \|^# below" "$tmp/$name.txt" && fail "$name: a cause named on a healthy cluster"
+  case " $* " in
+    *" --mode lat "*) ;;  # latency runs are not judged
+    *) later "$name: the verdict file and /outliers say healthy" "$here/check_verdict.py" "$tmp/$name.h5" \
+         "$tmp/$name.verdict.json" --healthy ;;
+  esac
   # shellcheck disable=SC2086
   [ -z "$cr" ] || later "$name: results file" "$here/check_results.py" "$tmp/$name.h5" --ranks 6 $cr
   # shellcheck disable=SC2086
   later "$name: ranks and nodes" "$here/check_cluster.py" "$tmp/$name.h5" --nodes 3 --per-node 2 $cc
 }
 
-run mesh "--map block" "--op write_imm --sizes 65536 --verify" -- "${block[@]}" -- \
-  -s 64K -D 1 --warmup 0.3 --verify
+run mesh "--map block" "--op write_imm --sizes 4096,65536 --verify" -- "${block[@]}" -- \
+  --sizes 4K,64K -D 1 --warmup 0.3 --verify
 grep -q "# ranks 6  hosts 3: node1 (2 ranks), node2 (2 ranks), node3 (2 ranks)" "$tmp/mesh.txt" ||
   fail "mesh: the header does not list the three nodes"
 
-run pairs-shift "--map cyclic" "--op write --patterns pairs,shift --sizes 16384 --verify" -- "${cyclic[@]}" -- \
-  --op write --pattern pairs,shift -s 16K -D 0.5 --warmup 0.2 --verify
+run pairs-shift "--map cyclic" "--op write --patterns pairs,shift --sizes 4096,65536 --verify" -- "${cyclic[@]}" -- \
+  --op write --pattern pairs,shift --sizes 4K,64K -D 0.5 --warmup 0.2 --verify
 
 
 run lat "--map cyclic" "--op write --mode lat --patterns pairs --sizes 64 --iters 100 --verify" -- "${cyclic[@]}" -- \

@@ -1,0 +1,23 @@
+#pragma once
+// The median and the NaN that stands for "not measured", shared by the statistics files.
+
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+namespace rdmamesh::stats {
+
+inline constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+// NaN for an empty set; the mean of the two middle values for an even count
+inline double median_of(std::vector<double> v) {
+  if (v.empty()) return nan;
+  const std::size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  const double hi = v[mid];
+  if (v.size() % 2 == 1) return hi;
+  return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)) + hi) / 2;
+}
+
+}  // namespace rdmamesh::stats
