@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Checks a results file from the emulated cluster (tools/softroce-vm --nodes K) against what
 the launch asked for: which node every rank ran on, which device it used, and that every pair
-that crossed (or stayed inside) a node moved data.
+that crossed (or stayed inside) a node moved data (failed pairs apart).
 
   check_cluster.py FILE --nodes 3 --per-node 2 --map block|cyclic [--scaling] [--report]
                    [--slurm-job ID]
@@ -95,6 +95,8 @@ def main():
                 cross += int((m & (node[:, None] != node[None, :])).sum())
                 continue
             m = ~np.eye(n, dtype=bool) & (g["round"][()] >= 0)
+            if "flags" in g:  # a failed pair (the Slurm failed-pair job) moved what it could
+                m &= g["flags"][()] == 0
             if "active" in g:
                 act = g["active"][()].astype(bool)
                 m &= act[:, None] & act[None, :]

@@ -1,26 +1,11 @@
 #!/usr/bin/env bash
 # Inside the SoftRoCE VM: --connect round against --connect all. Same exact per-pair counts and
-# verified payloads for shift and pairs at N = 8; the QPs each rank holds while a round
-# runs, counted from rdma-core's view (`rdma resource show qp`), never more than the round's
-# partners need (and N-1 with all, so the count can tell them apart); the device-limit check
-# that a job fits per round where it would not with every peer connected.
+# verified payloads for shift and pairs at N = 8; the QPs each rank holds while those jobs
+# run, counted from rdma-core's view (`rdma resource show qp`), never more than the round's
+# partners need (and N-1 with all, so the count can tell them apart), with -q 2 too; the
+# device-limit check that a job fits per round where it would not with every peer connected.
 source "$(dirname "$0")/lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-
-# both patterns in one job: a launch costs seconds under TCG, and round mode must tear one
-# pattern's QPs down and connect the next pattern's partners within the job
-# (16 KiB too, above 8 KiB, where every WR is signaled; a small --peer-buffer spares 8 ranks'
-# registration under TCG without changing what is compared. N = 8 only: it holds every case
-# N = 4 did, with more rounds to tear down)
-for case in "8 4K,16K 4096,16384"; do
-  read -r np_ sizes bytes <<<"$case"
-  for c in all round; do
-    mesh "np$np_-$c" "$np_" "--op write_imm --patterns shift,pairs --sizes $bytes --iters 150 --verify" -- \
-      --pattern shift,pairs --sizes "$sizes" -n 150 --verify --connect "$c" --bind none --peer-buffer 512K
-  done
-  later "np$np_-round: differs from np$np_-all" "$here/check_same.py" "$tmp/np$np_-all.h5" "$tmp/np$np_-round.h5"
-done
-grep -q "^# connect round: .* ms a round" "$tmp/np8-round.txt" || fail "np8-round: no per-round connect line"
 
 # freeze PID...: SIGSTOP each and wait until every thread of each has stopped (or exited). A
 # thread inside a verbs call finishes it first, so a frozen job creates and destroys no QP.
@@ -58,18 +43,19 @@ job_state() {
     done
   done
   rdma resource show qp 2>&1 | grep -c rdmamesh | sed 's/^/job_state: QPs listed: /' >&2
-  tail -n 20 "$tmp/qps.txt" >&2
+  tail -n 20 "$qps_out" >&2
 }
 
-# max_qps NP ARGS...: the most QPs any rdmamesh process of the job held at once, and how many
-# samples saw QPs. Each sample freezes every rank, then takes one `rdma resource show qp`
+# max_qps NAME NP ARGS...: the most QPs any rdmamesh process of the job held at once, and how
+# many samples saw QPs; the job's console goes to $tmp/NAME.txt. Each sample freezes every rank, then takes one `rdma resource show qp`
 # dump: with nothing able to create or destroy a QP while it walks the list, the dump is exact,
 # however long it takes under load. The ranks' --timeout is raised so a long freeze is not taken
 # for a hung peer.
 max_qps() {
-  local np=$1 most=0 samples=0 n pids start=$SECONDS
-  shift
-  mpirun -np "$np" "$bin" "$@" --bind none --quiet --timeout 3600 >"$tmp/qps.txt" 2>&1 &
+  local np=$2 most=0 samples=0 n pids start=$SECONDS
+  qps_out=$tmp/$1.txt
+  shift 2
+  mpirun -np "$np" "$bin" "$@" --bind none --timeout 3600 >"$qps_out" 2>&1 &
   local job=$!
   while kill -0 "$job" 2>/dev/null; do
     # a hang bound, ten times a loaded run's: say where the job stands rather than let the VM's
@@ -103,24 +89,43 @@ max_qps() {
     fi
     sleep 0.2
   done
-  wait "$job" || { cat "$tmp/qps.txt" >&2; return 1; }
+  wait "$job" || { cat "$qps_out" >&2; return 1; }
   echo "$most $samples"
 }
-# iterations, not a duration: a frozen job must not run out its rounds' clocks while it is stopped
-for case in "shift 1 2" "shift 2 4" "pairs 1 1"; do
-  read -r p q want <<<"$case"
+# iterations, not a duration: a frozen job must not run out its rounds' clocks while it is stopped.
+# --connect all against --connect round on 8 ranks: both patterns in one job (round mode must
+# tear one pattern's QPs down and connect the next pattern's partners within the job), 16 KiB
+# too (above 8 KiB every WR is signaled), the same exact per-pair counts and verified payloads;
+# sampled while they run, a rank holds every peer's QP (7) with all and never more than a
+# round needs with round (2 in shift, 1 in pairs). (A small --peer-buffer spares 8 ranks'
+# registration under TCG without changing what is compared.)
+for c in all round; do
+  want=2
+  [ "$c" = all ] && want=7
   t0=$SECONDS
-  out=$(max_qps 6 --pattern "$p" -q "$q" -s 4K -n 800 --connect round) ||
-    { fail "qps $p -q $q: rdmamesh exited non-zero"; continue; }
+  out=$(max_qps "np8-$c" 8 --pattern shift,pairs --sizes 4K,16K -n 150 --verify --connect "$c" --peer-buffer 512K -o "$tmp/np8-$c.h5") ||
+    { fail "np8-$c: rdmamesh exited non-zero"; continue; }
   read -r most samples <<<"$out"
-  echo "== QPs per rank, --pattern $p -q $q --connect round, 6 ranks: at most $most in $samples sample(s) (the round needs $want); took $((SECONDS - t0)) s"
-  [ "$samples" -ge 1 ] && [ "$most" -le "$want" ] || fail "qps $p -q $q: a rank held $most QPs in $samples sample(s), the round needs $want"
+  echo "== QPs per rank, 8 ranks, shift,pairs --connect $c: at most $most in $samples sample(s) (expected $want); took $((SECONDS - t0)) s"
+  if [ "$c" = all ]; then
+    [ "$most" = 7 ] || fail "np8-all: a rank held at most $most QPs, expected 7"
+  else
+    [ "$samples" -ge 1 ] && [ "$most" -le 2 ] || fail "np8-round: a rank held $most QPs in $samples sample(s), a round needs 2"
+  fi
+  later "np8-$c: results file" "$here/check_results.py" "$tmp/np8-$c.h5" --ranks 8 --op write_imm --patterns shift,pairs \
+    --sizes 4096,16384 --iters 150 --verify
 done
+later "np8-round: differs from np8-all" "$here/check_same.py" "$tmp/np8-all.h5" "$tmp/np8-round.h5"
+grep -q "^# connect round: .* ms a round" "$tmp/np8-round.txt" || fail "np8-round: no per-round connect line"
+# several QPs per peer: a shift round needs 2 partners x -q 2
 t0=$SECONDS
-out=$(max_qps 6 --pattern shift -s 4K -n 800 --connect all) || fail "qps all: rdmamesh exited non-zero"
-read -r most samples <<<"${out:-0 0}"
-echo "== QPs per rank, --pattern shift --connect all, 6 ranks: at most $most in $samples sample(s) (every peer: 5); took $((SECONDS - t0)) s"
-[ "$most" = 5 ] || fail "qps shift all: a rank held at most $most QPs, expected 5"
+if out=$(max_qps qps-q2 6 --pattern shift -q 2 -s 4K -n 800 --connect round); then
+  read -r most samples <<<"$out"
+  echo "== QPs per rank, --pattern shift -q 2 --connect round, 6 ranks: at most $most in $samples sample(s) (the round needs 4); took $((SECONDS - t0)) s"
+  [ "$samples" -ge 1 ] && [ "$most" -le 4 ] || fail "qps shift -q 2: a rank held $most QPs in $samples sample(s), the round needs 4"
+else
+  fail "qps shift -q 2: rdmamesh exited non-zero"
+fi
 
 # the limit check: 4 ranks x 2 shift partners fit max_qp 8 per round; every peer (12) does not
 echo "== RDMAMESH_TEST_MAX_QP=8: shift per round fits, --connect all does not"

@@ -37,7 +37,8 @@ later "own: placement" "$here/check_placement.py" "$tmp/own.h5" "$tmp/own.sample
 grep -q "warning" "$tmp/own.txt" && fail "own: warned although no CPU is shared"
 
 # --scaling: one point per active-ranks-per-node count (steps that leave one rank active are skipped)
-for np in 3 4; do
+# (3 ranks: the odd step; vm.slurm's scaling job runs 2 per node on 3 nodes)
+for np in 3; do
   mpirun -np "$np" "$bin" --scaling -s 16K -D 0.5 --warmup 0.2 --pattern mesh,pairs -o "$tmp/scale$np.h5" >"$tmp/scale$np.txt" 2>&1 ||
     { cat "$tmp/scale$np.txt"; fail "scaling $np: exit"; continue; }
   later "scaling $np: results" "$here/check_scaling.py" steps "$tmp/scale$np.h5" "$np"
@@ -45,5 +46,5 @@ for np in 3 4; do
 done
 
 # analysis draws the curve from the file; the points it prints are the file's
-later "plot_scaling: the curve and its printed points" "$here/check_scaling.py" plot "$tmp/scale4.h5"
+later "plot_scaling: the curve and its printed points" "$here/check_scaling.py" plot "$tmp/scale3.h5"
 finish
