@@ -28,7 +28,8 @@ later() {
   queued=$((queued + 1))
 }
 
-# mesh NAME NP CHECK_ARGS -- RDMAMESH_ARGS...: runs, requires exit 0 and a clean results file
+# mesh NAME NP CHECK_ARGS -- RDMAMESH_ARGS...: runs, requires exit 0, no cause named (a healthy
+# run) and a clean results file
 mesh() {
   local name=$1 np=$2 checks=$3 start=$SECONDS
   shift 4
@@ -39,6 +40,9 @@ mesh() {
   cat "$tmp/$name.txt"
   # for the log only (where CI's minutes go), never a verdict
   echo "   $name took $((SECONDS - start)) s"
+  # a healthy VM reads healthy: no cause named in any run, not only none counted by the
+  # verdict (exit 0); a `# suspect:` pair is no cause
+  grep -q "^# slow: \|^# below" "$tmp/$name.txt" && { fail "$name: a cause named on a healthy VM"; return 1; }
   grep -qE "^# setup \[s\] median/max over ranks: placement .* barrier .*; slowest rank [0-9]+ \(" "$tmp/$name.txt" &&
     grep -qE "^# resources: per rank up to [0-9]+ QPs, [0-9]+ CQ entries" "$tmp/$name.txt" ||
     { fail "$name: the header lacks the setup or resources line"; return 1; }

@@ -29,7 +29,7 @@ submit() {
 }
 
 # 1. the mesh job: mesh + pairs over two sizes, one rank per node, the report beside the file
-RDMAMESH_SIZES=4K,64K RDMAMESH_DURATION=0.5 submit mesh -N 3 jobs/mesh.sbatch
+RDMAMESH_SIZES=4K,64K RDMAMESH_DURATION=0.5 RDMAMESH_ARGS="--warmup 0.3" submit mesh -N 3 jobs/mesh.sbatch
 out=$tmp/results/rdmamesh-$job.h5
 if [ "$rc" = 0 ] && [ -f "$out" ]; then
   grep -q "srun, 3 node(s) x 1" "$tmp/mesh-$job.out" || fail "mesh job: did not launch with srun --mpi=pmix"
@@ -43,7 +43,7 @@ else
 fi
 
 # 2. the scaling job: 2 ranks per node, 1 and 2 active, one plot
-RDMAMESH_PER_NODE=2 RDMAMESH_SIZES=16K RDMAMESH_DURATION=0.5 submit scaling -N 3 jobs/scaling.sbatch
+RDMAMESH_PER_NODE=2 RDMAMESH_SIZES=16K RDMAMESH_DURATION=0.5 RDMAMESH_ARGS="--warmup 0.3" submit scaling -N 3 jobs/scaling.sbatch
 out=$tmp/results/rdmamesh-$job.h5
 if [ "$rc" = 0 ] && [ -f "$out" ]; then
   later "scaling job: ranks, nodes, points, SLURM_* attributes" "$here/check_cluster.py" "$out" --nodes 3 --per-node 2 \
