@@ -13,9 +13,10 @@ mesh lanes 4 "--op send --sizes 64,8192 --iters 301 --verify" -- --op send --siz
 mesh shallow 2 "--op write_imm --sizes 8192 --verify" -- -s 8K -D 1 --warmup 0.2 -t 1 -r 1 --verify
 # a sweep up to 1 MiB with /sweeps, by READ (the reader checks every byte it fetched)
 mesh sweep 3 "--op read --sizes 2,64,4096,65536,1048576 --iters 30 --verify" -- --op read --sizes 2,64,4K,64K,1M -n 30 --verify
-# contention of mesh vs pairs; in the pairs rounds under -D, a rank that only receives
-# measures the whole interval too
-mesh contention 4 "--op write_imm --patterns mesh,pairs --sizes 16384 --verify" -- --pattern mesh,pairs -s 16K -D 1 --warmup 0.3 --verify
+# contention of mesh vs pairs (and shift: every single-node pattern reads healthy under -D);
+# in the pairs rounds under -D, a rank that only receives measures the whole interval too
+mesh contention 4 "--op write_imm --patterns mesh,pairs,shift --sizes 16384 --verify" -- --pattern mesh,pairs,shift -s 16K -D 1 \
+  --warmup 0.3 --verify
 grep -q "# contention at 16384 B: mesh / pairs" "$tmp/contention.txt" || fail "contention: no contention line"
 # -D 2: on a starved CPU a 0.5 s interval can end before one 100-WR moderation group completes
 mesh dursend 3 "--op send --patterns incast --sizes 4096 --verify" -- --op send --pattern incast -s 4K -D 2 --warmup 0.2 --verify

@@ -28,8 +28,8 @@ later() {
   queued=$((queued + 1))
 }
 
-# mesh NAME NP CHECK_ARGS -- RDMAMESH_ARGS...: runs, requires exit 0, no cause named (a healthy
-# run) and a clean results file
+# mesh NAME NP CHECK_ARGS -- RDMAMESH_ARGS...: runs, requires exit 0 (a healthy verdict), under -D
+# no cause named in any run, and a clean results file
 mesh() {
   local name=$1 np=$2 checks=$3 start=$SECONDS
   shift 4
@@ -40,9 +40,13 @@ mesh() {
   cat "$tmp/$name.txt"
   # for the log only (where CI's minutes go), never a verdict
   echo "   $name took $((SECONDS - start)) s"
-  # a healthy VM reads healthy: no cause named in any run, not only none counted by the
-  # verdict (exit 0); a `# suspect:` pair is no cause
-  grep -q "^# slow: \|^# below" "$tmp/$name.txt" && { fail "$name: a cause named on a healthy VM"; return 1; }
+  # a healthy VM reads healthy: under -D no cause named in any run, not only none counted by
+  # the verdict (exit 0); a `# suspect:` pair is no cause. (-n runs whose pairs last tens of ms
+  # can name a rank the scheduler held back in one run, which the verdict then does not count:
+  # README, Verdicts)
+  case " $* " in
+    *" -D "*) grep -q "^# slow: \|^# below" "$tmp/$name.txt" && { fail "$name: a cause named on a healthy VM"; return 1; } ;;
+  esac
   grep -qE "^# setup \[s\] median/max over ranks: placement .* barrier .*; slowest rank [0-9]+ \(" "$tmp/$name.txt" &&
     grep -qE "^# resources: per rank up to [0-9]+ QPs, [0-9]+ CQ entries" "$tmp/$name.txt" ||
     { fail "$name: the header lacks the setup or resources line"; return 1; }
