@@ -66,14 +66,27 @@ job_verdict fold(std::span<const judged_run> runs) {
       }
     }
   }
+  // a retest measures a pair alone, beside healthy controls: stronger evidence than a majority
+  // of runs, where the noise of busy rounds can hide a cause in some of them
+  const auto confirmed_sends = [&](std::int32_t rank) {
+    return std::ranges::count_if(confirmed, [&](const auto& p) { return p.first == rank; });
+  };
+  std::set<std::int32_t> counted_ranks;
   for (auto& [k, c] : by) {
     // a failed pair needs no majority: a completion error is not noise
     const bool most = 2 * c.runs.size() > std::max<std::uint32_t>(v.runs_judged, 1);
     // one pair slow in one run is a suspect: scheduling alone makes those. It counts when a
-    // retest finds it still slow alone, or when most of two or more runs name it.
+    // retest finds it still slow alone, or when most of two or more runs name it. A rank counts
+    // too when the retest found two or more of its sends still slow alone.
     const bool suspect = is_suspect(c.kind, c.basis);
     c.counted = c.kind == outlier_kind::failed ||
-                (suspect ? confirmed.contains({c.rank, c.peer}) || (most && c.runs.size() >= 2) : most);
+                (suspect ? confirmed.contains({c.rank, c.peer}) || (most && c.runs.size() >= 2) : most) ||
+                (c.kind == outlier_kind::rank && confirmed_sends(c.rank) >= 2);
+    if (c.counted && c.kind == outlier_kind::rank) counted_ranks.insert(c.rank);
+  }
+  for (auto& [k, c] : by) {
+    // a link from a counted rank is that rank's cause, named once (as the rank)
+    if (c.kind == outlier_kind::link && counted_ranks.contains(c.rank)) c.counted = false;
     if (c.counted) v.status = c.kind == outlier_kind::failed ? health::failed : std::max(v.status, health::degraded);
     v.causes.push_back(c);
   }

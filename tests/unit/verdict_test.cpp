@@ -67,6 +67,34 @@ TEST_CASE("a suspect link in one run is not a verdict; a retest that finds it st
   CHECK(fold(two).status == health::degraded);
 }
 
+TEST_CASE("a rank named in half the runs counts when the retest finds its sends still slow alone") {
+  // seen in CI: rank 2 held back to 30 %, named as the rank in 2 of 4 runs and as one link in a
+  // third; the retest measured all three of its sends still slow alone
+  outlier_report as_rank, as_link, clean;
+  as_rank.found = {{outlier_kind::rank, outlier_basis::noise, 0, 2, -1, 25, NAN, 3, 0}};
+  as_link.found = {link(2, 3)};
+  std::vector<judged_run> runs{{0, "mesh 4 KiB", &clean, true, {}},
+                               {1, "mesh 64 KiB", &as_rank, true, {}},
+                               {2, "pairs 4 KiB", &as_rank, true, {}},
+                               {3, "pairs 64 KiB", &as_link, true, {}}};
+  auto v = fold(runs);
+  CHECK(v.status == health::healthy);  // a minority, nothing retested: seen, not counted
+  runs[1].confirmed = {{2, 0}, {2, 1}, {2, 3}};
+  v = fold(runs);
+  CHECK(v.status == health::degraded);
+  REQUIRE(!v.causes.empty());
+  CHECK(v.causes[0].kind == outlier_kind::rank);
+  CHECK(v.causes[0].rank == 2);
+  CHECK(v.causes[0].counted);
+  // its link is the rank's cause, named once
+  CHECK_FALSE(find(v, outlier_kind::link)->counted);
+  // one confirmed send is a link's evidence, not a rank's
+  runs[1].confirmed = {{2, 3}};
+  v = fold(runs);
+  CHECK_FALSE(find(v, outlier_kind::rank)->counted);
+  CHECK(find(v, outlier_kind::link)->counted);
+}
+
 TEST_CASE("a failed pair needs no majority: the job is failed") {
   outlier_report bad, clean;
   bad.found = {failed(0, 2)};

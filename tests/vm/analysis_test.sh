@@ -8,15 +8,19 @@
 #   analysis_test.sh BUILD/rdmamesh HOSTDIR
 source "$(dirname "$0")/lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-# --slow 60: far from the injected 30 % and from the VM's own noise between pairs
-args=(--pattern mesh,pairs --sizes 4K,64K -D 1 --warmup 0.3 --slow 60)
+# --slow 60: far from the injected 30 % and from the VM's own noise between pairs. 16 KiB, not
+# 4 KiB: at 4 KiB, 4 ranks on the VM's 2 vCPUs measured noise of ±90 % in a mesh run, and the
+# fault's pacing (a pause after each completion) hardly slowed a pair whose queue of 128 WRs
+# kept the device busy through the pauses
+args=(--pattern mesh,pairs --sizes 16K,64K -D 1 --warmup 0.3 --slow 60)
 
-mesh clean 4 "--op write_imm --patterns mesh,pairs --sizes 4096,65536" -- "${args[@]}"
+mesh clean 4 "--op write_imm --patterns mesh,pairs --sizes 16384,65536" -- "${args[@]}"
 echo "== slow: RDMAMESH_FAULT=slow:2:*:30 mpirun -np 4 rdmamesh ${args[*]} --retest"
 RDMAMESH_FAULT='slow:2:*:30' mpirun -np 4 -x RDMAMESH_FAULT "$bin" "${args[@]}" --retest -o "$tmp/slow.h5" >"$tmp/slow.txt" 2>&1
 rc=$?
+grep -vE '^# rank ' "$tmp/slow.txt" | sed 's/^/    /'  # the log shows what each run named
 # degraded (5): every run finished, rank 2 is named
-[ "$rc" = 5 ] || { cat "$tmp/slow.txt"; fail "slow: rdmamesh exited $rc, expected 5 (degraded)"; }
+[ "$rc" = 5 ] || fail "slow: rdmamesh exited $rc, expected 5 (degraded)"
 mesh lat 3 "--op write_imm --mode lat --patterns pairs --sizes 8,4096" -- --mode lat --sizes 8,4K -n 200
 mesh flat 2 "--op write --patterns pairs --sizes 4096" -- --op write --pattern pairs -s 4K -D 1 --warmup 0.2 --interval 0
 mesh fine 3 "--op send --patterns mesh --sizes 65536" -- --op send -s 64K -D 1.1 --warmup 0.2 --interval 0.25

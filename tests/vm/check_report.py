@@ -178,16 +178,22 @@ def report(a):
                 key = (k, basis[i], int(o["node"][i]), int(o["rank"][i]), int(o["peer"][i]))
                 seen[key] = seen.get(key, 0) + 1
     # a suspect (a link against the noise: one pair in one run) counts when a retest confirms it or
-    # most of two or more runs name it
+    # most of two or more runs name it; a rank also when the retest confirmed two or more of its
+    # sends, and then its links are its cause, not causes of their own
+    def confirmed_sends(r):
+        return sum(1 for src, _ in confirmed if src == r)
+
     def counts(k, c):
         most = 2 * c > max(judged, 1)
         if k[0] == "failed":
             return True
         if k[:2] == ("link", "noise"):
             return (k[3], k[4]) in confirmed or (most and c >= 2)
-        return most
+        return most or (k[0] == "rank" and confirmed_sends(k[3]) >= 2)
 
     counted = {k: c for k, c in seen.items() if counts(k, c)}
+    slow_ranks = {k[3] for k in counted if k[0] == "rank"}
+    counted = {k: c for k, c in counted.items() if not (k[0] == "link" and k[3] in slow_ranks)}
     status = "failed" if any(k[0] == "failed" for k in counted) else "degraded" if counted else "healthy"
     with h5py.File(a.file, "r") as f:
         if "verdict" in f:  # an interrupted or failed job says "failed" whatever its runs showed
@@ -206,9 +212,13 @@ def report(a):
     if a.slow_rank is not None:
         check(bool(named) and named[0].startswith(f"rank {a.slow_rank} ("), f"the verdict does not open with rank "
                                                                             f"{a.slow_rank}: {named[:1]}")
+        # in most judged runs, or (on a VM whose runs are noisy) in some, with its sends still slow
+        # alone in the retest
         m = re.search(r" in (\d+) of (\d+) runs", named[0]) if named else None
-        check(bool(m) and int(m.group(2)) == judged and 2 * int(m.group(1)) > judged,
-              f"rank {a.slow_rank} not named in most judged bandwidth runs: {named[:1]}")
+        check(bool(m) and int(m.group(2)) == judged and int(m.group(1)) > 0 and
+              (2 * int(m.group(1)) > judged or confirmed_sends(a.slow_rank) >= 2),
+              f"rank {a.slow_rank} neither named in most judged bandwidth runs nor confirmed by the retest: "
+              f"{named[:1]}")
     if v:
         check(v[0] in html.unescape(page), "report.html lacks the verdict's first line")
     check(not re.search(r"(src|href)=['\"](?!data:)", page), "report.html refers to something outside itself")

@@ -55,12 +55,12 @@ mesh() {
 }
 
 # egress_gbps CONSOLE RANK...: what those ranks (a node's) sent to the other ranks, in Gb/s,
-# from the send-bandwidth matrix a single-size run prints: the traffic that left through the
-# node's port
+# from the send-bandwidth matrix a single-size run prints (the first: a --retest prints its own
+# after it, of pairs run alone): the traffic that left through the node's port
 egress_gbps() {
   local file=$1
   shift
-  awk -v ranks=" $* " '/send bandwidth \[Gb\/s\]/ { m = 1; next }
+  awk -v ranks=" $* " '/send bandwidth \[Gb\/s\]/ { if (seen) exit; m = 1; seen = 1; next }
     m && $1 ~ /^[0-9]+$/ && index(ranks, " " $1 " ") { for (c = 2; c <= NF; c++) if (!index(ranks, " " (c - 2) " ") && $c != "-") s += $c }
     m && $1 !~ /^[0-9]+$/ && $1 != "src\\dst" { m = 0 }
     END { print s + 0 }' "$file"

@@ -69,8 +69,11 @@ later "failed-pair job: the report opens with the failed pair" /bin/grep -qE \
   "^- pair rank 0 \(node1, rxe_node1\) -> rank 2 \(node3, rxe_node3\): failed in 1 of 1" "rdmamesh-$job-report/summary.md"
 
 # 4. the health job on a healthy cluster: healthy, nothing drained; then with node2's RoCE port
-# shaped by the kernel (tc tbf at a quarter of what it carried): node2 drained with rdmamesh's
+# shaped by the kernel (tc tbf at half of what it carried): node2 drained with rdmamesh's
 # reason, node1 and node3 left idle. 4 KiB with every WR signaled: counts fine enough under TCG.
+# (At a quarter, the CPU node2's starved ranks left to the others - 6 ranks share the VM's 2
+# vCPUs - once made two ranks of other nodes slower beside it: a side effect this emulation
+# has and a real cluster, with a CPU per node, does not.)
 root_tc() { nsenter --net=/proc/1/ns/net tc "$@"; }
 health() { RDMAMESH_PER_NODE=2 RDMAMESH_SIZES=4K RDMAMESH_DURATION=2 RDMAMESH_ARGS="-Q 1 --warmup 0.3" submit "$1" -N 3 jobs/healthcheck.sbatch; }
 drained() { sinfo -h -N -o "%N %T" | awk '$2 ~ /drain/ { print $1 }' | sort -u | tr '\n' ' '; }
@@ -80,7 +83,7 @@ grep -q "healthy by the verdict" "$tmp/health-ok-$job.out" || fail "healthy heal
 [ -z "$(drained)" ] || fail "healthy health job: drained $(drained)"
 later "healthy health job: its verdict" "$here/check_verdict.py" "$tmp/results/rdmamesh-$job.h5" \
   "$tmp/results/rdmamesh-$job.verdict.json" --healthy
-kbit=$(awk -v g="$(egress_gbps "$tmp/health-ok-$job.out" 2 3)" 'BEGIN { printf "%d", g * 1e6 / 4 }')
+kbit=$(awk -v g="$(egress_gbps "$tmp/health-ok-$job.out" 2 3)" 'BEGIN { printf "%d", g * 1e6 / 2 }')
 echo "== node2's port carried $(egress_gbps "$tmp/health-ok-$job.out" 2 3) Gb/s: tbf at $kbit kbit/s"
 if [ "$kbit" -gt 0 ] && root_tc qdisc add dev roce2 root tbf rate "${kbit}kbit" burst 256kb latency 400ms; then
   health health-sick
@@ -91,7 +94,8 @@ if [ "$kbit" -gt 0 ] && root_tc qdisc add dev roce2 root tbf rate "${kbit}kbit" 
   sinfo -h -n node2 -o "%E" | grep -q "^rdmamesh: " || fail "sick health job: node2's drain reason is not rdmamesh's"
   later "sick health job: its verdict names node2" "$here/check_verdict.py" "$tmp/results/rdmamesh-$job.h5" \
     "$tmp/results/rdmamesh-$job.verdict.json" --node node2
-  [ -n "$(drained)" ] && scontrol update NodeName=node2 State=RESUME
+  # every drained node back, whatever this case found: the cancel job below needs all three
+  for n in $(drained); do scontrol update NodeName="$n" State=RESUME; done
 else
   fail "sick health job: no tc shaping ($kbit kbit/s)"
 fi

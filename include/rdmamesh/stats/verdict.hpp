@@ -1,7 +1,8 @@
 // The job's verdict: every run's causes folded into one list, each with the runs that named it.
 // A cause counts (and is acted on: its node drained by the health job) when it was named in more
-// than half of the bandwidth runs that were judged; one named less often is listed as seen, not
-// acted on. Failed pairs fail the job; counted causes make it degraded; else it is healthy.
+// than half of the bandwidth runs that were judged, or when a retest confirmed it; one named
+// less often is listed as seen, not acted on. Failed pairs fail the job; counted causes make it
+// degraded; else it is healthy.
 #pragma once
 
 #include <cstdint>
