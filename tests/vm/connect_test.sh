@@ -92,7 +92,11 @@ max_qps() {
     fi
     sleep 0.2
   done
-  wait "$job" || { cat "$qps_out" >&2; return 1; }
+  # exit 0, or 5 (degraded): the freezes land in some pairs' elapsed time and not in others',
+  # so the verdict of a sampled job is the test's doing, not the fabric's; a failure is a failure
+  wait "$job"
+  local rc=$?
+  [ "$rc" = 0 ] || [ "$rc" = 5 ] || { cat "$qps_out" >&2; return 1; }
   echo "$most $samples"
 }
 # iterations, not a duration: a frozen job must not run out its rounds' clocks while it is stopped.

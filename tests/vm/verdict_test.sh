@@ -73,7 +73,7 @@ sick() {
 }
 # (a port held to a quarter is vm.slurm's sick health job)
 sick tbf-half tbf rate "${half_kbit}kbit" burst 256kb latency 400ms --
-sick loss netem loss 1% --
+sick loss netem loss 2% --
 # a long path costs bandwidth only where the window is smaller than what the path holds
 sick delay netem delay 30ms -- -t 4
 
