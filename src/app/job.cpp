@@ -46,7 +46,7 @@ int finish_job(const mpi::world& w, const options& o, std::uint32_t me, ledger& 
                watchdog& dog, stop_noter& noter, bool clean, bool stopped) {
   {
     guarded_wait g(dog, fmt::format("rank {}: the other ranks stopped answering at the end of the run", me),
-                   o.timeout_s);
+                   collective_bound_s(me, o.timeout_s));
     clean = w.all_true(clean);
   }
   if (me == 0) {
@@ -65,13 +65,13 @@ int finish_job(const mpi::world& w, const options& o, std::uint32_t me, ledger& 
   bool degraded = false;
   {
     guarded_wait g(dog, fmt::format("rank {}: the other ranks stopped answering at the end of the run", me),
-                   o.timeout_s);
+                   collective_bound_s(me, o.timeout_s));
     degraded = !w.all_true(!(me == 0 && book.health() == stats::health::degraded));
   }
   noter.release();
   {
     guarded_wait g(dog, fmt::format("rank {}: the other ranks stopped answering at the end of the run", me),
-                   o.timeout_s);
+                   collective_bound_s(me, o.timeout_s));
     w.barrier();
   }
   if (stopped) return exit_interrupted;

@@ -28,7 +28,7 @@ bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size
   }
   {
     guarded_wait g(c.dog, fmt::format("rank {}: the other ranks stopped answering before a retest", c.me),
-                   c.o.timeout_s);
+                   collective_bound_s(c.me, c.o.timeout_s));
     text = c.w.bcast_string(text);
   }
   if (text.empty()) return true;

@@ -83,8 +83,9 @@ grep -q "healthy by the verdict" "$tmp/health-ok-$job.out" || fail "healthy heal
 [ -z "$(drained)" ] || fail "healthy health job: drained $(drained)"
 later "healthy health job: its verdict" "$here/check_verdict.py" "$tmp/results/rdmamesh-$job.h5" \
   "$tmp/results/rdmamesh-$job.verdict.json" --healthy
-kbit=$(awk -v g="$(egress_gbps "$tmp/health-ok-$job.out" 2 3)" 'BEGIN { printf "%d", g * 1e6 / 2 }')
-echo "== node2's port carried $(egress_gbps "$tmp/health-ok-$job.out" 2 3) Gb/s: tbf at $kbit kbit/s"
+egress=$(egress_gbps "$tmp/health-ok-$job.out" 2 3)
+kbit=$(awk -v g="$egress" 'BEGIN { printf "%d", g * 1e6 / 2 }')
+echo "== node2's port carried $egress Gb/s: tbf at $kbit kbit/s"
 if [ "$kbit" -gt 0 ] && root_tc qdisc add dev roce2 root tbf rate "${kbit}kbit" burst 256kb latency 400ms; then
   health health-sick
   root_tc qdisc del dev roce2 root

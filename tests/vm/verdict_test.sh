@@ -71,7 +71,7 @@ sick() {
   later "$name: the verdict file names node2 to drain" "$here/check_verdict.py" "$tmp/$name.h5" \
     "$tmp/$name.verdict.json" --node node2
 }
-# (a port held to a quarter is vm.slurm's sick health job)
+# (vm.slurm's sick health job holds the port to half too, under the health job)
 sick tbf-half tbf rate "${half_kbit}kbit" burst 256kb latency 400ms --
 # a lost packet costs its QP a retransmit timeout: over 2 s a few of node2's QPs took them and
 # read as suspect links (at 1 % and at 2 %, once each); 4 s spreads them over all of its sends

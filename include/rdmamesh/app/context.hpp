@@ -56,12 +56,10 @@ std::string stuck_line(const context& c, const std::optional<liveness::verdict>&
                        const std::vector<std::uint32_t>& suspects, const std::string& what);
 
 // Runs `collective` under the watchdog: if a peer never comes, the watchdog names the engine's
-// suspects and ends the job after --timeout. Rank 0 names a silent rank (liveness) and tells the
-// others; they wait twice as long, so that its word reaches them before their own clock runs out
-// (a survivor entering the collective as the peer died once raced rank 0 and named nobody).
+// suspects and ends the job after collective_bound_s (--timeout on rank 0, twice it elsewhere).
 template <class F>
 auto guarded(const context& c, const engine::core& base, const char* what, F&& collective) {
-  const double bound = c.me == 0 ? c.o.timeout_s : 2 * c.o.timeout_s;
+  const double bound = collective_bound_s(c.me, c.o.timeout_s);
   guarded_wait g(c.dog, stuck_line(c, std::nullopt, base.suspects(), fmt::format("{} (waited {:g} s)", what, bound)),
                  bound);
   return collective();

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <set>
@@ -38,6 +39,14 @@ class watchdog {
   bool quit_ = false;
   std::thread thread_;
 };
+
+// How long a rank waits in a collective before its watchdog gives up. Rank 0 names a silent rank
+// (liveness) and tells the others; they wait twice as long, so that its word reaches them before
+// their own clock runs out (a survivor entering a collective as the peer died once raced rank 0
+// and named nobody).
+inline double collective_bound_s(std::uint32_t rank, double timeout_s) {
+  return rank == 0 ? timeout_s : 2 * timeout_s;
+}
 
 // RAII: armed for the lifetime of the guard.
 class guarded_wait {
