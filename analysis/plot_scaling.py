@@ -1,41 +1,47 @@
 #!/usr/bin/python3
-"""Multicore scaling plot from an `rdmamesh --scaling` results file: send bandwidth per node and
-per rank against active ranks per node, one line per pattern, at one message size.
+"""Multicore scaling from an `rdmamesh --scaling` results file: how many active ranks per node fill
+the node's port. Per pattern and size: each node's bandwidth through its port (one node: within
+it) against active ranks per node, the ideal line, the parallel efficiency and the knee.
 
-    analysis/plot_scaling.py mesh.h5 -o scaling.png [--size BYTES]
+    analysis/plot_scaling.py mesh.h5 -o scaling.png
 
-Prints the points it draws (mean over nodes / ranks, and the range) as a table.
+Prints the points it draws, their efficiency and the knee as a table, then one line per curve.
 """
 import argparse
 import os
 import sys
 
-import h5py
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rdmamesh_analysis import scaling  # noqa: E402
+from rdmamesh_analysis import results, scaling  # noqa: E402
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("file", help="results file written with --scaling -o")
     ap.add_argument("-o", "--output", default="scaling.png", help="PNG to write (default scaling.png)")
-    ap.add_argument("--size", type=int, help="message size in bytes (default: the largest)")
     a = ap.parse_args()
-
-    with h5py.File(a.file, "r") as f:
-        if "scaling" not in f:
-            sys.exit(f"plot_scaling: {a.file} has no /scaling group; run rdmamesh with --scaling")
-        groups = {p: {k: g[k][()] for k in g} for p, g in f["scaling"].items()}
-        title = f"rdmamesh scaling: {f.attrs['command_line']}"
     try:
-        rows = scaling.figure(groups, title, a.output, a.size)
+        res = results.load(a.file)
+    except (OSError, ValueError) as e:
+        sys.exit(f"plot_scaling: {e}")
+    if not res.scaling:
+        sys.exit(f"plot_scaling: {a.file} has no /scaling group; run rdmamesh with --scaling")
+    try:
+        cs, cap, note = scaling.figure(res.scaling, f"rdmamesh scaling: {res.attrs.get('command_line', '')}",
+                                       a.output, res.ranks, res.n_nodes)
     except ValueError as e:
         sys.exit(f"plot_scaling: {e}")
-    print(f"{'pattern':>8} {'size':>9} {'ranks/node':>10} {'node mean':>10} {'node min':>9} {'node max':>9} "
-          f"{'rank mean':>10} {'rank min':>9} {'rank max':>9}   [Gb/s]")
-    for p, size, k, *v in rows:
-        print(f"{p:>8} {size:>9} {k:>10} {v[0]:>10.3f} {v[1]:>9.3f} {v[2]:>9.3f} {v[3]:>10.3f} {v[4]:>9.3f} {v[5]:>9.3f}")
+    side = "through its port" if res.n_nodes > 1 else "within the node (one node)"
+    print(f"# per node: Gb/s sent {side}; ideal: first step x ranks; knee: first step below "
+          f"{scaling.KNEE * 100:.0f} % efficiency; {note}")
+    print(f"{'pattern':>8} {'size':>8} {'ranks/node':>10} {'node mean':>10} {'min':>8} {'max':>8} {'loopback':>9} "
+          f"{'Mmsg/s':>8} {'ideal':>8} {'eff %':>6} {'rank mean':>10}")
+    for p, size, k, mean, lo, hi, loop, mm, ideal, eff, rank, knee in scaling.table(cs):
+        compact = results.human_size(size).replace(" ", "")
+        print(f"{p:>8} {compact:>8} {k:>10} {mean:>10.4f} {lo:>8.4f} {hi:>8.4f} {loop:>9.4f} "
+              f"{mm:>8.3g} {ideal:>8.4f} {eff:>6.1f} {rank:>10.4f} {knee}")
+    for line in scaling.verdict(cs, cap):
+        print(f"# {line}")
     print(f"plot_scaling: wrote {a.output}")
 
 

@@ -159,10 +159,14 @@ def build(res, outdir):
     if res.scaling:
         doc.h2("Scaling")
         path = os.path.join(outdir, "scaling.png")
-        rows = scaling.figure(res.scaling, f"rdmamesh scaling: {a.get('command_line', '')}", path)
-        doc.table(["pattern", "size", "ranks/node", "node mean Gb/s", "node min", "node max", "rank mean Gb/s",
-                   "rank min", "rank max"], [[p, human_size(s), k, *[fmt(x) for x in v]] for p, s, k, *v in rows])
-        doc.image(path, "send bandwidth per node and per rank against active ranks per node")
+        cs, cap, note = scaling.figure(res.scaling, f"rdmamesh scaling: {a.get('command_line', '')}", path,
+                                       res.ranks, res.n_nodes)
+        doc.items(scaling.verdict(cs, cap) + [note])
+        side = "through its port" if res.n_nodes > 1 else "within the node"
+        doc.table(["pattern", "size", "ranks/node", f"per node Gb/s ({side})", "min", "max", "loopback Gb/s",
+                   "Mmsg/s", "ideal Gb/s", "efficiency %", "per rank Gb/s", ""],
+                  [[p, human_size(s), k, *[fmt(x) for x in v[:-1]], v[-1]] for p, s, k, *v in scaling.table(cs)])
+        doc.image(path, "bandwidth per node against active ranks per node, with the ideal line and the efficiency")
 
     causes = [(r, c) for r in bw_runs for c in r.causes]
     if causes:

@@ -2,6 +2,7 @@
 #include "rdmamesh/app/context.hpp"
 
 #include <cstdio>
+#include <thread>
 
 #include <fmt/ranges.h>
 
@@ -41,6 +42,18 @@ std::string stuck_line(const context& c, const std::optional<liveness::verdict>&
   for (auto r : suspects) names.push_back(fmt::format("rank {} ({})", r, host_of(c, r)));
   return fmt::format("{}: {} stopped answering (RDMA retries to {} ran out) while {}; results so far are kept", me,
                      fmt::join(names, ", "), suspects.size() == 1 ? "it" : "them", what);
+}
+
+void wait_listening(const context& c, const engine::core& base, const char* what, mpi::request& req) {
+  const double bound = collective_bound_s(c.me, c.o.timeout_s);
+  guarded_wait g(c.dog, stuck_line(c, std::nullopt, base.suspects(), fmt::format("{} (waited {:g} s)", what, bound)),
+                 bound);
+  while (!req.test()) {
+    if (auto v = c.live.tick(engine::clock::now(), false)) {
+      c.give_up(stuck_line(c, v, base.suspects(), what), v, base.suspects());
+    }
+    std::this_thread::yield();
+  }
 }
 
 }  // namespace rdmamesh::app

@@ -92,10 +92,8 @@ rank_run measure_rounds(const context& c, Engine& eng, const plan::subset_schedu
       acc.connect_s += std::chrono::duration<double>(engine::clock::now() - t0).count();
     }
     eng.begin_round(size, role);
-    guarded(c, base, "starting a round", [&] {
-      c.w.barrier();
-      return 0;
-    });
+    mpi::request start = c.w.ibarrier();
+    wait_listening(c, base, "starting a round", start);
     auto errors = run_round(c.w, eng, c.o, c.live, on_stuck);
     if constexpr (std::is_same_v<Engine, engine::stream>) {
       merge_bandwidth(acc, eng, role, round);
@@ -106,7 +104,11 @@ rank_run measure_rounds(const context& c, Engine& eng, const plan::subset_schedu
     for (auto& e : errors) acc.events.push_back(std::move(e));
     ++acc.rounds_done;
     // Slurm and mpirun signal every rank, a user may signal one: all learn of it here
-    if (!guarded(c, base, "agreeing whether to go on", [&] { return c.w.all_true(!stop_requested()); })) {
+    const int go_on = stop_requested() ? 0 : 1;
+    int all_go_on = 0;
+    mpi::request agree = c.w.iall_true(go_on, all_go_on);
+    wait_listening(c, base, "agreeing whether to go on", agree);
+    if (all_go_on == 0) {
       stopped = true;
       break;
     }

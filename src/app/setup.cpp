@@ -222,7 +222,8 @@ void print_header(const mpi::world& w, const options& o, setup& s, stats::setup_
   if (s.me != 0) return;
   for (const auto& warning : fabric::sharing_warnings(s.ranks)) fmt::print(stderr, "rdmamesh: warning: {}\n", warning);
   std::string header = io::format_header(o, s.ranks, s.ep->inline_size());
-  header += io::format_setup(stats::summarize_setup(all_took), stats::peak_resources(all_held, s.node_of), s.ranks);
+  header += io::format_setup(stats::summarize_setup(all_took), stats::peak_resources(all_held, s.node_of), s.ranks,
+                             s.layout.shared_rx);
   if (s.injected) {
     header += fmt::format("# fault injected (test only): RDMAMESH_FAULT={}\n", std::getenv("RDMAMESH_FAULT"));
   }

@@ -78,7 +78,9 @@ annotation annotation_for(group_kind group, std::string_view n, int rank) {
       if (n == "msg_size") return {"bytes", {"size"}};
       if (n == "active_per_node") return {"ranks per node", {"step"}};
       if (n == "runs") return {"index", {"size", "step"}};
-      if (n == "node_bw") return {"bytes/s", {"size", "step", "node"}};
+      if (n == "node_bw" || n == "node_port_bw" || n == "node_loopback_bw")
+        return {"bytes/s", {"size", "step", "node"}};
+      if (n == "node_port_msg_rate") return {"messages/s", {"size", "step", "node"}};
       if (n == "rank_bw") return {"bytes/s", {"size", "step", "rank"}};
       return {};
   }

@@ -210,6 +210,7 @@ std::string format_values(const stats::square<double>& m, const std::string& tit
 std::string format_scaling(const run_record& r, std::span<const std::int32_t> node_of, std::uint32_t nodes) {
   if (!r.bw || r.active_per_node == 0) return {};
   const auto per_node = stats::node_throughput(r.bw->tx_bw, r.bw->round, node_of, nodes);
+  const auto split = stats::node_throughput_split(r.bw->tx_bw, r.bw->round, node_of, nodes);
   const auto per_rank = stats::rank_throughput(r.bw->tx_bw, r.bw->round);
   auto mean = [](const std::vector<double>& v) {
     double s = 0;
@@ -222,8 +223,12 @@ std::string format_scaling(const run_record& r, std::span<const std::int32_t> no
     }
     return c ? s / c : NAN;
   };
-  return fmt::format("# scaling: {} rank(s) per node active: per node {} Gb/s, per rank {} Gb/s (means)\n",
-                     r.active_per_node, gbps(mean(per_node)), gbps(mean(per_rank)));
+  // one node has no port-side traffic: its figure is the loopback
+  const std::string where = nodes > 1 ? fmt::format(" ({} through its port, {} within the node)",
+                                                    gbps(mean(split.port)), gbps(mean(split.loopback)))
+                                      : std::string(" (within the node: one node, nothing crosses a port)");
+  return fmt::format("# scaling: {} rank(s) per node active: per node {} Gb/s{}, per rank {} Gb/s (means)\n",
+                     r.active_per_node, gbps(mean(per_node)), where, gbps(mean(per_rank)));
 }
 
 std::string format_contention(const run_record& mesh) {
@@ -237,7 +242,7 @@ std::string format_contention(const run_record& mesh) {
 }
 
 std::string format_setup(const stats::setup_summary& s, const stats::resource_peaks& held,
-                         std::span<const fabric::rank_info> ranks) {
+                         std::span<const fabric::rank_info> ranks, bool shared_rx) {
   std::vector<std::string> parts;
   for (std::size_t p = 0; p < stats::setup_phases; ++p) {
     parts.push_back(fmt::format("{} {:.3g}/{:.3g}", stats::setup_phase_names[p], s.phases[p].median, s.phases[p].max));
@@ -250,8 +255,9 @@ std::string format_setup(const stats::setup_summary& s, const stats::resource_pe
   };
   return fmt::format(
       "# setup [s] median/max over ranks: {}; slowest {}, {:.3g} s of work\n"
-      "# resources: per rank up to {}; per node up to {}\n",
-      fmt::join(parts, "  "), slowest, s.total.max, held_text(held.rank), held_text(held.node));
+      "# resources: per rank up to {}; per node up to {}{}\n",
+      fmt::join(parts, "  "), slowest, s.total.max, held_text(held.rank), held_text(held.node),
+      shared_rx ? "; one receive region shared by every peer (the same at any N)" : "; a receive region per peer");
 }
 
 namespace {

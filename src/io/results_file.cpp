@@ -433,13 +433,18 @@ void results_file::write_scaling(pattern_kind p, const std::vector<std::uint64_t
   h5::handle g = fresh_group(top.get(), std::string(to_string(p)));
   const std::size_t s_count = sizes.size(), k_count = steps.size(), n = node_of.size();
   std::vector<std::uint64_t> index;
-  std::vector<double> node_bw, rank_bw;
+  std::vector<double> node_bw, port_bw, loopback_bw, port_rate, rank_bw;
+  const auto append = [](std::vector<double>& to, const std::vector<double>& v) {
+    to.insert(to.end(), v.begin(), v.end());
+  };
   for (const auto* r : runs) {
     index.push_back(r->index);
-    const auto nb = stats::node_throughput(r->bw->tx_bw, r->bw->round, node_of, nodes);
-    const auto rb = stats::rank_throughput(r->bw->tx_bw, r->bw->round);
-    node_bw.insert(node_bw.end(), nb.begin(), nb.end());
-    rank_bw.insert(rank_bw.end(), rb.begin(), rb.end());
+    append(node_bw, stats::node_throughput(r->bw->tx_bw, r->bw->round, node_of, nodes));
+    const auto split = stats::node_throughput_split(r->bw->tx_bw, r->bw->round, node_of, nodes);
+    append(port_bw, split.port);
+    append(loopback_bw, split.loopback);
+    append(port_rate, stats::node_throughput_split(r->bw->tx_rate, r->bw->round, node_of, nodes).port);
+    append(rank_bw, stats::rank_throughput(r->bw->tx_bw, r->bw->round));
   }
   std::vector<std::uint64_t> k64(steps.begin(), steps.end());
   const hsize_t sdims[1] = {s_count}, kdims[1] = {k_count}, rdims[2] = {s_count, k_count},
@@ -448,6 +453,9 @@ void results_file::write_scaling(pattern_kind p, const std::vector<std::uint64_t
   h5::write(g.get(), "active_per_node", kdims, std::span<const std::uint64_t>(k64));
   h5::write(g.get(), "runs", rdims, std::span<const std::uint64_t>(index));
   h5::write(g.get(), "node_bw", ndims, std::span<const double>(node_bw));
+  h5::write(g.get(), "node_port_bw", ndims, std::span<const double>(port_bw));
+  h5::write(g.get(), "node_loopback_bw", ndims, std::span<const double>(loopback_bw));
+  h5::write(g.get(), "node_port_msg_rate", ndims, std::span<const double>(port_rate));
   h5::write(g.get(), "rank_bw", pdims, std::span<const double>(rank_bw));
   annotate_group(g.get(), group_kind::scaling);
   flush();

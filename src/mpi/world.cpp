@@ -102,6 +102,12 @@ bool world::all_true(bool mine) const {
   return out != 0;
 }
 
+request world::iall_true(const int& in, int& out) const {
+  MPI_Request r = MPI_REQUEST_NULL;
+  check(MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_LAND, comm_, &r), "MPI_Iallreduce(MPI_LAND)");
+  return request(r);
+}
+
 double world::max(double mine) const {
   double out = 0;
   check(MPI_Allreduce(&mine, &out, 1, MPI_DOUBLE, MPI_MAX, comm_), "MPI_Allreduce(MPI_MAX)");

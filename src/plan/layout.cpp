@@ -39,7 +39,10 @@ layout make_layout(const options& o, std::uint32_t n_ranks) {
 
   const bool lat = o.mode == mode_kind::lat;
   const std::uint64_t min_slots = (o.verify || lat) ? 2 : 1;  // lat: a ping slot and a pong slot
-  std::uint64_t budget = o.peer_buffer ? o.peer_buffer : default_peer_budget(l.n_peers);
+  // bandwidth without --verify: nothing reads what lands, so every session shares one region
+  l.shared_rx = !lat && !o.verify;
+  std::uint64_t budget =
+      o.peer_buffer ? o.peer_buffer : (l.shared_rx ? max_peer_budget : default_peer_budget(l.n_peers));
   const std::uint64_t need = l.slot_stride * min_slots * l.qps;
   if (budget < need) {
     if (o.peer_buffer) {
@@ -76,7 +79,8 @@ layout make_layout(const options& o, std::uint32_t n_ranks) {
     l.window = std::min(l.window, l.tx_slots);
     if (o.op == op_kind::write_imm) l.srq_depth = std::min(l.srq_depth, l.rx_slots - 1);
   } else {
-    l.tx_slots = 0;  // payload content is irrelevant: every session sends from one slot
+    l.tx_slots = 0;      // payload content is irrelevant: every session sends from one slot
+    l.shared_rx = true;  // and lands in one region: the same footprint at 8 ranks and at 64 k
   }
   return l;
 }

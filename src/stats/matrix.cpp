@@ -114,20 +114,24 @@ summary summarize(const square<double>& m) {
 
 namespace {
 
-// Bandwidth of the pairs whose source belongs to `group`, summed per round, averaged over rounds.
-template <class InGroup>
-double group_throughput(const square<double>& bw, const square<std::int32_t>& round, InGroup in_group) {
+// Bandwidth of the pairs `take(src, dst)` selects, summed per round, averaged over rounds.
+template <class Take>
+double pairs_throughput(const square<double>& bw, const square<std::int32_t>& round, Take take) {
   std::map<std::int32_t, double> per_round;
   for (std::uint32_t s = 0; s < bw.n; ++s) {
-    if (!in_group(s)) continue;
     for (std::uint32_t d = 0; d < bw.n; ++d) {
-      if (s != d && std::isfinite(bw.at(s, d))) per_round[round.at(s, d)] += bw.at(s, d);
+      if (s != d && std::isfinite(bw.at(s, d)) && take(s, d)) per_round[round.at(s, d)] += bw.at(s, d);
     }
   }
   if (per_round.empty()) return nan;
   double sum = 0;
   for (const auto& [r, v] : per_round) sum += v;
   return sum / static_cast<double>(per_round.size());
+}
+
+template <class InGroup>
+double group_throughput(const square<double>& bw, const square<std::int32_t>& round, InGroup in_group) {
+  return pairs_throughput(bw, round, [&](std::uint32_t s, std::uint32_t) { return in_group(s); });
 }
 
 }  // namespace
@@ -144,6 +148,17 @@ std::vector<double> node_throughput(const square<double>& bw, const square<std::
   std::vector<double> out(nodes, nan);
   for (std::uint32_t k = 0; k < nodes; ++k) {
     out[k] = group_throughput(bw, round, [&](std::uint32_t s) { return node_of[s] == static_cast<std::int32_t>(k); });
+  }
+  return out;
+}
+
+node_split node_throughput_split(const square<double>& bw, const square<std::int32_t>& round,
+                                 std::span<const std::int32_t> node_of, std::uint32_t nodes) {
+  node_split out{std::vector<double>(nodes, nan), std::vector<double>(nodes, nan)};
+  for (std::uint32_t k = 0; k < nodes; ++k) {
+    const auto on_k = [&](std::uint32_t r) { return node_of[r] == static_cast<std::int32_t>(k); };
+    out.port[k] = pairs_throughput(bw, round, [&](std::uint32_t s, std::uint32_t d) { return on_k(s) && !on_k(d); });
+    out.loopback[k] = pairs_throughput(bw, round, [&](std::uint32_t s, std::uint32_t d) { return on_k(s) && on_k(d); });
   }
   return out;
 }

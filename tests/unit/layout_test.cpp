@@ -130,8 +130,10 @@ TEST_CASE("latency mode keeps a ping and a pong slot per session") {
 TEST_CASE("memory per peer shrinks as the mesh grows, never below what a message needs") {
   CHECK(plan::default_peer_budget(3) == 16ULL << 20);
   CHECK(plan::default_peer_budget(1023) < plan::default_peer_budget(63));
-  const plan::layout big = plan::make_layout(with_size(8ULL << 20), 1024);
-  CHECK(big.rx_slots == 1);  // 8 MiB messages to 1023 peers: one slot each
+  options o = with_size(8ULL << 20);
+  o.verify = true;  // a region per peer
+  const plan::layout big = plan::make_layout(o, 1024);
+  CHECK(big.rx_slots == 2);  // 8 MiB messages to 1023 peers: --verify's two slots each
   CHECK(big.rx_region_bytes() >= 8ULL << 20);
   const plan::layout small = plan::make_layout(with_size(65536), 4);
   CHECK(small.rx_region_bytes() <= 16ULL << 20);
@@ -179,4 +181,27 @@ TEST_CASE("inline threshold as perftest: none in bw; 220 for writes, 236 for SEN
   o.op = op_kind::write;
   o.inline_size = 0;
   CHECK(plan::inline_for(o, 1024) == 0);
+}
+
+TEST_CASE("without --verify every session lands in one receive region: memory does not grow with N") {
+  for (op_kind op : {op_kind::write, op_kind::write_imm, op_kind::read}) {
+    for (std::uint64_t size : {64ULL, 4096ULL, 65536ULL}) {
+      options o = with_size(size);
+      o.op = op;
+      const plan::layout small = plan::make_layout(o, 8), big = plan::make_layout(o, 64 * 1024);
+      CHECK(small.shared_rx);
+      CHECK(small.total_bytes() == big.total_bytes());
+      CHECK(big.rx_offset(big.sessions() - 1) == 0);
+      CHECK(big.tx_offset(3, 7) >= big.rx_bytes());  // the send slot after the shared region
+    }
+  }
+  // --verify reads what lands: a region per session, so it grows with N
+  options o = with_size(4096);
+  o.verify = true;
+  CHECK_FALSE(plan::make_layout(o, 8).shared_rx);
+  CHECK(plan::make_layout(o, 64).total_bytes() > plan::make_layout(o, 8).total_bytes());
+  // latency mode keeps a ping and a pong slot per session
+  o.verify = false;
+  o.mode = mode_kind::lat;
+  CHECK_FALSE(plan::make_layout(o, 8).shared_rx);
 }

@@ -130,6 +130,24 @@ TEST_CASE("aggregate sums the pairs of a round and averages over rounds") {
   CHECK(stats::summarize(bw).aggregate == doctest::Approx(70.0));  // one round: the plain sum
 }
 
+TEST_CASE("a node's sends split into what leaves through its port and what loops back inside it") {
+  // ranks 0,1 on node 0, rank 2 on node 1; one round
+  stats::square<double> bw(3, std::nan(""));
+  stats::square<std::int32_t> round(3, 0);
+  bw.at(0, 1) = 5;   // inside node 0
+  bw.at(0, 2) = 10;  // node 0 -> node 1
+  bw.at(1, 2) = 20;  // node 0 -> node 1
+  bw.at(2, 0) = 40;  // node 1 -> node 0
+  const std::vector<std::int32_t> node_of{0, 0, 1};
+  const auto split = stats::node_throughput_split(bw, round, node_of, 2);
+  CHECK(split.port[0] == doctest::Approx(30.0));
+  CHECK(split.loopback[0] == doctest::Approx(5.0));
+  CHECK(split.port[1] == doctest::Approx(40.0));
+  CHECK(std::isnan(split.loopback[1]));  // one rank: no pair inside node 1
+  // the two parts add up to the node's total
+  CHECK(stats::node_throughput(bw, round, node_of, 2)[0] == doctest::Approx(35.0));
+}
+
 TEST_CASE("Jain's index: 1 for equal shares, 1/n when one sender takes everything") {
   const std::vector<double> equal{5, 5, 5, 5};
   const std::vector<double> hog{8, 0, 0, 0};

@@ -214,3 +214,16 @@ TEST_CASE("a rank that measured less than 90 % of a duration interval gets a sho
   o.iters = 100;  // iterations: every pair has its own interval
   CHECK(io::window_lines(o, rec, ranks).empty());
 }
+
+TEST_CASE("a scaling line splits each node's sends into what crossed its port and what stayed inside") {
+  // 4 ranks, 2 per node, every pair 1 Gb/s in one round: each node sends 2 x 2 pairs out, 2 inside
+  io::run_record rec = bw_record(4, pattern_kind::mesh);
+  rec.active_per_node = 2;
+  const std::vector<std::int32_t> node_of{0, 0, 1, 1};
+  CHECK(io::format_scaling(rec, node_of, 2) ==
+        "# scaling: 2 rank(s) per node active: per node 6.000 Gb/s (4.000 through its port, 2.000 within the "
+        "node), per rank 3.000 Gb/s (means)\n");
+  // one node: nothing crosses a port, and the line says so rather than printing 0
+  const std::vector<std::int32_t> one{0, 0, 0, 0};
+  CHECK(io::format_scaling(rec, one, 1).find("within the node: one node, nothing crosses a port") != std::string::npos);
+}

@@ -339,6 +339,9 @@ TEST_CASE("every dataset says its units and matrices name their axes; the root s
   CHECK(find("runs/0000/tx_bw").labels == std::vector<std::string>{"src", "dst"});
   CHECK(find("sweeps/mesh/tx_bw").labels == std::vector<std::string>{"size", "src", "dst"});
   CHECK(find("scaling/mesh/node_bw").labels == std::vector<std::string>{"size", "step", "node"});
+  CHECK(find("scaling/mesh/node_port_bw").labels == std::vector<std::string>{"size", "step", "node"});
+  CHECK(find("scaling/mesh/node_loopback_bw").units == "bytes/s");
+  CHECK(find("scaling/mesh/node_port_msg_rate").units == "messages/s");
   CHECK(find("ranks/line_rate_bps").units == "bit/s");
   CHECK(find("ranks/setup_s").labels == std::vector<std::string>{"rank", "phase"});
   CHECK(find("ranks/setup_s").units == "s");

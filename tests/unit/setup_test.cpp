@@ -61,4 +61,8 @@ TEST_CASE("the setup header line names every phase, the slowest rank and its hos
   CHECK(h.find("slowest rank 1 (n2), 0.5 s of work") != std::string::npos);
   CHECK(h.find("# resources: per rank up to 1 QPs, 129 CQ entries, 1M bytes registered") != std::string::npos);
   CHECK(std::count(h.begin(), h.end(), '\n') == 2);
+  CHECK(h.find("; a receive region per peer\n") != std::string::npos);
+  const std::string shared = io::format_setup(
+      stats::summarize_setup(t), stats::peak_resources(held, std::vector<std::int32_t>{0, 1}), ranks, true);
+  CHECK(shared.find("one receive region shared by every peer") != std::string::npos);
 }

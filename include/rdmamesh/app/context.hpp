@@ -55,6 +55,11 @@ void print(const std::string& text);
 std::string stuck_line(const context& c, const std::optional<liveness::verdict>& v,
                        const std::vector<std::uint32_t>& suspects, const std::string& what);
 
+// Waits for a non-blocking collective under the same bound, still hearing liveness: rank 0's
+// word on a silent rank reaches a rank that waits here (a survivor blocked in MPI_Allreduce
+// could only time out and name nobody), and a rank's report that it gives up reaches rank 0.
+void wait_listening(const context& c, const engine::core& base, const char* what, mpi::request& req);
+
 // Runs `collective` under the watchdog: if a peer never comes, the watchdog names the engine's
 // suspects and ends the job after collective_bound_s (--timeout on rank 0, twice it elsewhere).
 template <class F>

@@ -42,9 +42,10 @@ std::vector<std::string> window_lines(const options& o, const run_record& r, std
 
 // Where setup went: `# setup [s] median/max over ranks: placement 0.01/0.02 … barrier …;
 // slowest rank 3 (node07) 0.51 s` and a `# resources:` line (QPs, CQ entries, registered
-// bytes per rank and per node, whose ranks share its NIC).
+// bytes per rank and per node, whose ranks share its NIC; `shared_rx`: one receive region for
+// every peer, so the registered bytes do not grow with N).
 std::string format_setup(const stats::setup_summary& s, const stats::resource_peaks& held,
-                         std::span<const fabric::rank_info> ranks);
+                         std::span<const fabric::rank_info> ranks, bool shared_rx = false);
 
 // --retest: one `# retest:` line per slow pair of the retested run, e.g. `# retest of run 0:
 // rank 2 (n3, rxe0) -> rank 0 (n1, rxe0) alone at 31 % of 4 control pairs: still slow alone

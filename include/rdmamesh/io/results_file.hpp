@@ -45,7 +45,8 @@ class results_file {
   void write_contention(const run_record& r);
   // /sweeps/<pattern>: the pattern's runs stacked along the size axis ([S,N,N]).
   void write_sweep(const options& o, pattern_kind p, const std::vector<const run_record*>& runs);
-  // /scaling/<pattern>: per size and step, each node's and each rank's send bandwidth.
+  // /scaling/<pattern>: per size and step, each node's send bandwidth (all, through its port, looped
+  // back inside it), its port-side message rate, and each rank's send bandwidth.
   void write_scaling(pattern_kind p, const std::vector<std::uint64_t>& sizes, const std::vector<std::uint32_t>& steps,
                      const std::vector<const run_record*>& runs, std::span<const std::int32_t> node_of,
                      std::uint32_t nodes);

@@ -69,6 +69,9 @@ class world {
   void barrier() const;
   request ibarrier() const;
   bool all_true(bool mine) const;  // logical AND over ranks
+  // The same, completing in the background: `out` (1 or 0) is valid once the request is done;
+  // `in` and `out` must live until then.
+  request iall_true(const int& in, int& out) const;
   double max(double mine) const;
 
   // Every rank's string, in rank order (on every rank).

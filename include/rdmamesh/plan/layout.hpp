@@ -2,7 +2,9 @@
 // Pure arithmetic, so the rules that keep --verify sound are unit-tested.
 //
 // A session is one QP: peer index p, lane l (of -q), session index p * qps + l.
-//   rx region  per session: slots the peer's WRITEs land in (and READs read from)
+//   rx region  per session: slots the peer's WRITEs land in (and READs read from); one region
+//              shared by every session when nothing reads what lands (bandwidth without
+//              --verify), so registered memory does not grow with N
 //   tx region  one slot shared by every session, or per session when payloads must differ
 //              (--verify: each in-flight WR its own; --mode lat: ping and pong sources)
 //   pool       SEND only: the receive buffers posted in the shared receive queue (SRQ)
@@ -32,18 +34,21 @@ struct layout {
   std::uint32_t pool_slots = 0;   // SEND receive buffers
   std::uint32_t srq_depth = 0;    // receives kept posted in the SRQ (0: the op needs none)
   std::uint32_t window = 0;       // outstanding WRs per QP
+  bool shared_rx = false;         // one receive region for every session (content never read)
 
   std::uint32_t sessions() const { return n_peers * qps; }
+  std::uint32_t rx_regions() const { return shared_rx ? 1 : sessions(); }
   std::uint64_t rx_region_bytes() const { return slot_stride * rx_slots; }
+  std::uint64_t rx_bytes() const { return rx_region_bytes() * rx_regions(); }
   std::uint64_t tx_bytes() const { return slot_stride * (tx_slots ? std::uint64_t{tx_slots} * sessions() : 1); }
-  std::uint64_t pool_offset() const { return rx_region_bytes() * sessions() + tx_bytes(); }
+  std::uint64_t pool_offset() const { return rx_bytes() + tx_bytes(); }
   std::uint64_t total_bytes() const { return pool_offset() + slot_stride * pool_slots; }
 
-  std::uint64_t rx_offset(std::uint32_t session) const { return rx_region_bytes() * session; }
+  std::uint64_t rx_offset(std::uint32_t session) const { return shared_rx ? 0 : rx_region_bytes() * session; }
   // Message `seq` of a session lands in this slot of the receiver's region for the session.
   std::uint64_t rx_slot_offset(std::uint64_t seq) const { return slot_stride * (seq % rx_slots); }
   std::uint64_t tx_offset(std::uint32_t session, std::uint64_t seq) const {
-    const std::uint64_t base = rx_region_bytes() * sessions();
+    const std::uint64_t base = rx_bytes();
     return tx_slots ? base + slot_stride * (std::uint64_t{tx_slots} * session + seq % tx_slots) : base;
   }
   std::uint64_t pool_slot_offset(std::uint32_t slot) const { return pool_offset() + slot_stride * slot; }

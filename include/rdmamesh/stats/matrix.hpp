@@ -70,6 +70,15 @@ std::vector<double> rank_throughput(const square<double>& bw, const square<std::
 std::vector<double> node_throughput(const square<double>& bw, const square<std::int32_t>& round,
                                     std::span<const std::int32_t> node_of, std::uint32_t nodes);
 
+// Each node's sends split by where they go: to ranks on other nodes (what its ports carry out,
+// the figure to hold against the port's rate) and to ranks on the same node (loopback inside
+// the device, which never reaches the port). Same per-round convention; NaN where none.
+struct node_split {
+  std::vector<double> port, loopback;
+};
+node_split node_throughput_split(const square<double>& bw, const square<std::int32_t>& round,
+                                 std::span<const std::int32_t> node_of, std::uint32_t nodes);
+
 // Jain's fairness index (sum x)^2 / (n sum x^2): 1 when all equal, 1/n when one takes all.
 double jain(std::span<const double> x);
 
