@@ -107,6 +107,11 @@ def build(res, outdir):
             lines.append("no outliers recorded (this file predates /runs/NNNN/outliers)")
     if not bw_runs:
         lines.append("no bandwidth runs; latency only")
+    if res.scaling:  # the scaling answer at the largest size leads; the section has every size
+        cs = scaling.curves(res.scaling, res.n_nodes)
+        big = max(c.size for c in cs)
+        lines += [f"scaling: {x}" for x in scaling.verdict([c for c in cs if c.size == big],
+                                                            scaling.ceiling(res.ranks)[0] if res.n_nodes > 1 else None)]
     doc.items(lines, strong=True)
 
     if bw_runs:
