@@ -76,8 +76,14 @@ sick tbf-half tbf rate "${half_kbit}kbit" burst 256kb latency 400ms --
 # a lost packet costs its QP a retransmit timeout: over 2 s a few of node2's QPs took them and
 # read as suspect links (at 1 % and at 2 %, once each); 4 s spreads them over all of its sends
 dur=4 sick loss netem loss 1% --
-# a long path costs bandwidth only where the window is smaller than what the path holds
-sick delay netem delay 30ms -- -t 4
+# a long path costs bandwidth only where the window is smaller than what the path holds: with a
+# window of 4 WRs node2's pairs carry at most 4 per round trip, so the delay is sized from the
+# clean run's pair rate to hold them near a third of it (30 ms on an idle machine; on a loaded
+# one, where every pair is slower, a fixed 30 ms no longer bound anything)
+pair_msgs=$(awk -v g="$egress_gbps" 'BEGIN { printf "%.3f", g * 1e9 / 8 / 4096 / 8 }')  # 8 cross-node pairs
+delay_ms=$(awk -v r="$pair_msgs" 'BEGIN { d = r > 0 ? 3 * 4 * 1000 / r : 30; d = (d < 30) ? 30 : d; d = (d > 1000) ? 1000 : d; printf "%d", d }')
+echo "== node2's pairs carried $pair_msgs messages/s each in the clean run: netem delay ${delay_ms}ms"
+sick delay netem delay "${delay_ms}ms" -- -t 4
 
 # --expect: an absolute floor per pair, here 80 % of the port rate rxe claims (10 Gb/s, far above
 # what TCG carries): every pair is below it, so the cause is the whole fabric, not a node
