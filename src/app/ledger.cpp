@@ -112,14 +112,14 @@ stats::job_verdict ledger::judge() const {
     std::string label = fmt::format("{} {}", to_string(r.pattern), format_size(r.size));
     if (r.active_per_node > 0) label += fmt::format(" at {}/node", r.active_per_node);
     const bool judged = r.outliers && (std::isfinite(r.outliers->threshold_pct) || !r.outliers->found.empty());
-    runs.push_back({r.index, label, r.outliers ? &*r.outliers : nullptr, judged, {}});
+    runs.push_back({r.index, label, r.outliers ? &*r.outliers : nullptr, judged, {}, {}});
   }
   for (const auto& t : records_) {  // a retest's still-slow pairs confirm its run's suspects
     if (t.retest_of < 0) continue;
     for (auto& run : runs) {
       if (static_cast<std::int32_t>(run.index) != t.retest_of) continue;
       for (const auto& v : t.retest) {
-        if (v.still_slow) run.confirmed.emplace_back(v.src, v.dst);
+        (v.still_slow ? run.confirmed : run.cleared).emplace_back(v.src, v.dst);
       }
     }
   }

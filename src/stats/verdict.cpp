@@ -44,9 +44,10 @@ job_verdict fold(std::span<const judged_run> runs) {
   job_verdict v;
   using key = std::tuple<outlier_kind, outlier_basis, std::int32_t, std::int32_t, std::int32_t>;
   std::map<key, folded_cause> by;
-  std::set<std::pair<std::int32_t, std::int32_t>> confirmed;
+  std::set<std::pair<std::int32_t, std::int32_t>> confirmed, cleared;
   for (const auto& run : runs) {
     confirmed.insert(run.confirmed.begin(), run.confirmed.end());
+    cleared.insert(run.cleared.begin(), run.cleared.end());
     ++v.runs;
     if (!run.report) continue;
     v.runs_judged += run.judged;
@@ -68,8 +69,14 @@ job_verdict fold(std::span<const judged_run> runs) {
   }
   // a retest measures a pair alone, beside healthy controls: stronger evidence than a majority
   // of runs, where the noise of busy rounds can hide a cause in some of them
-  const auto confirmed_sends = [&](std::int32_t rank) {
-    return std::ranges::count_if(confirmed, [&](const auto& p) { return p.first == rank; });
+  const auto sends_in = [](const auto& pairs, std::int32_t rank) {
+    return std::ranges::count_if(pairs, [&](const auto& p) { return p.first == rank; });
+  };
+  const auto confirmed_sends = [&](std::int32_t rank) { return sends_in(confirmed, rank); };
+  // a rank whose sends the retest measured alone and found fine (two or more, none still slow)
+  // was slowed by its round, not by its NIC: contention, or a CPU it shares with busy ranks
+  const auto cleared_rank = [&](std::int32_t rank) {
+    return confirmed_sends(rank) == 0 && sends_in(cleared, rank) >= 2;
   };
   std::set<std::int32_t> counted_ranks;
   for (auto& [k, c] : by) {
@@ -77,11 +84,13 @@ job_verdict fold(std::span<const judged_run> runs) {
     const bool most = 2 * c.runs.size() > std::max<std::uint32_t>(v.runs_judged, 1);
     // one pair slow in one run is a suspect: scheduling alone makes those. It counts when a
     // retest finds it still slow alone, or when most of two or more runs name it. A rank counts
-    // too when the retest found two or more of its sends still slow alone.
+    // too when the retest found two or more of its sends still slow alone, and never when it
+    // found two or more of them fine alone and none slow.
     const bool suspect = is_suspect(c.kind, c.basis);
     c.counted = c.kind == outlier_kind::failed ||
                 (suspect ? confirmed.contains({c.rank, c.peer}) || (most && c.runs.size() >= 2) : most) ||
                 (c.kind == outlier_kind::rank && confirmed_sends(c.rank) >= 2);
+    if (c.kind == outlier_kind::rank && cleared_rank(c.rank)) c.counted = false;
     if (c.counted && c.kind == outlier_kind::rank) counted_ranks.insert(c.rank);
   }
   for (auto& [k, c] : by) {

@@ -159,12 +159,13 @@ def report(a):
     check(bool(v), "summary.md has no verdict")
     # the verdict folds every finished bandwidth run's causes: counted when named in more than
     # half of the runs that were judged (a failed pair always); healthy when none is counted
-    seen, judged, confirmed = {}, 0, set()
+    seen, judged, confirmed, cleared = {}, 0, set(), set()
     with h5py.File(a.file, "r") as f:  # the groups above belong to a file closed since
         for g in f["runs"].values():  # a retest's still-slow pairs confirm suspect links
             if "retest" in g:
                 t = g["retest"]
                 confirmed |= {(int(x), int(y)) for x, y, s_ in zip(t["src"][:], t["dst"][:], t["still_slow"][:]) if s_}
+                cleared |= {(int(x), int(y)) for x, y, s_ in zip(t["src"][:], t["dst"][:], t["still_slow"][:]) if not s_}
         for name in bw:
             g = f["runs"][name]
             if int(g.attrs.get("interrupted", 0)) or "outliers" not in g:
@@ -179,9 +180,13 @@ def report(a):
                 seen[key] = seen.get(key, 0) + 1
     # a suspect (a link against the noise: one pair in one run) counts when a retest confirms it or
     # most of two or more runs name it; a rank also when the retest confirmed two or more of its
-    # sends, and then its links are its cause, not causes of their own
+    # sends, and then its links are its cause, not causes of their own; a rank never when the
+    # retest found two or more of its sends fine alone and none still slow
     def confirmed_sends(r):
         return sum(1 for src, _ in confirmed if src == r)
+
+    def cleared_rank(r):
+        return confirmed_sends(r) == 0 and sum(1 for src, _ in cleared if src == r) >= 2
 
     def counts(k, c):
         most = 2 * c > max(judged, 1)
@@ -189,6 +194,8 @@ def report(a):
             return True
         if k[:2] == ("link", "noise"):
             return (k[3], k[4]) in confirmed or (most and c >= 2)
+        if k[0] == "rank" and cleared_rank(k[3]):
+            return False
         return most or (k[0] == "rank" and confirmed_sends(k[3]) >= 2)
 
     counted = {k: c for k, c in seen.items() if counts(k, c)}

@@ -24,8 +24,9 @@ struct judged_run {
   std::string label;  // "mesh 64 KiB"
   const outlier_report* report = nullptr;
   bool judged = false;  // the finder could measure the run's noise (or the run had causes)
-  // --retest: the pairs its retest found still slow alone (src, dst)
+  // --retest: the pairs its retest found still slow alone (src, dst), and those it found fine
   std::vector<std::pair<std::int32_t, std::int32_t>> confirmed;
+  std::vector<std::pair<std::int32_t, std::int32_t>> cleared;
 };
 
 struct folded_cause {
