@@ -44,12 +44,12 @@ std::string stuck_line(const context& c, const std::optional<liveness::verdict>&
                      fmt::join(names, ", "), suspects.size() == 1 ? "it" : "them", what);
 }
 
-void wait_listening(const context& c, const engine::core& base, const char* what, mpi::request& req) {
-  const double bound = collective_bound_s(c.me, c.o.timeout_s);
+void wait_listening(const context& c, const engine::core& base, const char* what, mpi::request& req, bool judge) {
+  const double bound = collective_bound_s(c.me, c.o.timeout_s) + (judge ? c.o.timeout_s / 2 : 0);
   guarded_wait g(c.dog, stuck_line(c, std::nullopt, base.suspects(), fmt::format("{} (waited {:g} s)", what, bound)),
                  bound);
   while (!req.test()) {
-    if (auto v = c.live.tick(engine::clock::now(), false)) {
+    if (auto v = c.live.tick(engine::clock::now(), judge)) {
       c.give_up(stuck_line(c, v, base.suspects(), what), v, base.suspects());
     }
     std::this_thread::yield();

@@ -107,7 +107,8 @@ rank_run measure_rounds(const context& c, Engine& eng, const plan::subset_schedu
     const int go_on = stop_requested() ? 0 : 1;
     int all_go_on = 0;
     mpi::request agree = c.w.iall_true(go_on, all_go_on);
-    wait_listening(c, base, "agreeing whether to go on", agree);
+    // a rank that dies as its round ends is named here: the others' rounds are over
+    wait_listening(c, base, "agreeing whether to go on", agree, true);
     if (all_go_on == 0) {
       stopped = true;
       break;

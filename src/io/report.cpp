@@ -275,8 +275,9 @@ std::vector<std::string> retest_lines(const run_record& r, std::span<const fabri
   auto who = [&](std::uint32_t rank) { return rank_name(rank, ranks); };
   for (const auto& v : r.retest) {
     lines.push_back(fmt::format(
-        "# retest of run {}: {} -> {} alone at {:.0f} % of {} control pair(s) ({:.3f} Gb/s, {:.3f} in the run): {}",
-        r.retest_of, who(v.src), who(v.dst), v.pct, r.retest_controls, to_gbps(v.alone), to_gbps(v.before),
+        "# retest of run {}: {} -> {} alone at {:.0f} % of {} control pair(s) ({:.3f} Gb/s, {:.3f} in the run; "
+        "slow below {:.0f} %): {}",
+        r.retest_of, who(v.src), who(v.dst), v.pct, r.retest_controls, to_gbps(v.alone), to_gbps(v.before), v.bound_pct,
         v.still_slow ? "still slow alone (its link or NIC)" : "fine alone (contention)"));
   }
   return lines;

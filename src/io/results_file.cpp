@@ -7,6 +7,7 @@
 #include <ctime>
 #include <filesystem>
 #include <functional>
+#include <limits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -333,6 +334,8 @@ void results_file::write_retest(hid_t run_group, const options& o, const run_rec
   h5::handle g = h5::create_group(run_group, "retest");
   h5::set_attr(g.get(), "slow_pct", o.slow_pct);
   h5::set_attr(g.get(), "controls", static_cast<std::int64_t>(run.retest_controls));
+  h5::set_attr(g.get(), "bound_pct",
+               run.retest.empty() ? std::numeric_limits<double>::quiet_NaN() : run.retest.front().bound_pct);
   const hsize_t dims[1] = {run.retest.size()};
   std::vector<std::int32_t> src, dst;
   std::vector<double> before, alone, pct;

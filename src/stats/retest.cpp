@@ -4,13 +4,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <sstream>
 
 #include <fmt/format.h>
 
 namespace rdmamesh::stats {
 retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& flags, const square<std::int32_t>& round,
-                        double slow_pct, std::size_t max_slow, std::size_t controls) {
+                        std::span<const std::int32_t> node_of, double slow_pct, std::size_t max_slow,
+                        std::size_t controls) {
   struct entry {
     double v;
     std::uint32_t a, b;
@@ -38,10 +40,25 @@ retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& fl
     ++involved[e.b];
   }
   if (plan.slow.empty()) return plan;
-  // controls: nearest the median, away from the ranks the slow pairs share most (a slow NIC
+  // controls of the slow pairs' class (across nodes, or within one: loopback runs up to twice
+  // as fast, and mixed controls once spread so wide that a node at 15 % read as noise), where
+  // that class has healthy pairs
+  auto across = [&](const entry& e) {
+    return e.a < node_of.size() && e.b < node_of.size() && node_of[e.a] != node_of[e.b];
+  };
+  const auto n_across = std::count_if(slow.begin(), slow.end(), across);
+  const bool want_across = 2 * static_cast<std::size_t>(n_across) >= slow.size();
+  std::vector<entry> same;
+  for (const auto& e : fine)
+    if (across(e) == want_across) same.push_back(e);
+  if (!same.empty()) fine = std::move(same);
+  std::vector<double> fine_values;
+  for (const auto& e : fine) fine_values.push_back(e.v);
+  const double centre = fine_values.empty() ? median : median_of(fine_values);
+  // nearest the class's median, away from the ranks the slow pairs share most (a slow NIC
   // would make a control slow too)
   std::stable_sort(fine.begin(), fine.end(),
-                   [&](const entry& x, const entry& y) { return std::abs(x.v - median) < std::abs(y.v - median); });
+                   [&](const entry& x, const entry& y) { return std::abs(x.v - centre) < std::abs(y.v - centre); });
   std::stable_sort(fine.begin(), fine.end(), [&](const entry& x, const entry& y) {
     return involved[x.a] + involved[x.b] < involved[y.a] + involved[y.b];
   });
@@ -51,6 +68,18 @@ retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& fl
   return plan;
 }
 
+double retest_bound_pct(const std::vector<double>& controls, double slow_pct) {
+  const double reference = median_of(controls);
+  if (!(reference > 0)) return slow_pct;
+  std::vector<double> dev;
+  for (double c : controls) dev.push_back(std::abs(std::log(c / reference)));
+  // MAD of the log rates, as a standard deviation; floored, since four controls that happen to
+  // agree would otherwise bring back the bare --slow bound that healthy pairs fall under
+  constexpr double mad_to_sd = 1.4826, floor_s = 0.1, k = 3;
+  const double s = std::max(floor_s, mad_to_sd * median_of(dev));
+  return std::min(slow_pct, 100 * std::exp(-k * s));
+}
+
 std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<double>& before,
                                          const square<double>& alone, double slow_pct) {
   std::vector<double> ctl;
@@ -58,11 +87,12 @@ std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<d
     if (std::isfinite(alone.at(a, b)) && alone.at(a, b) > 0) ctl.push_back(alone.at(a, b));
   }
   const double reference = median_of(ctl);
+  const double bound = retest_bound_pct(ctl, slow_pct);
   std::vector<retest_verdict> out;
   for (const auto& [a, b] : plan.slow) {
-    retest_verdict v{.src = a, .dst = b, .before = before.at(a, b), .alone = alone.at(a, b)};
+    retest_verdict v{.src = a, .dst = b, .before = before.at(a, b), .alone = alone.at(a, b), .bound_pct = bound};
     v.pct = reference > 0 ? 100 * v.alone / reference : std::numeric_limits<double>::quiet_NaN();
-    v.still_slow = !(v.pct >= slow_pct);  // unmeasured alone counts as slow: it did not recover
+    v.still_slow = !(v.pct >= bound);  // unmeasured alone counts as slow: it did not recover
     out.push_back(v);
   }
   return out;

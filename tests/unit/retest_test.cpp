@@ -51,7 +51,8 @@ TEST_CASE("plan: a slow rank's sends go again, slowest first, with controls clea
   auto m = mesh4(30);
   m.bw.at(2, 1) = 20;
   m.flags.at(0, 3) = 1;  // failed pairs are no retest: their events say why
-  const auto p = stats::plan_retest(m.bw, m.flags, m.round, 90, 8, 2);
+  const std::vector<std::int32_t> one_node(4, 0);
+  const auto p = stats::plan_retest(m.bw, m.flags, m.round, one_node, 90, 8, 2);
   REQUIRE(p.slow.size() == 3);
   CHECK(p.slow[0] == std::pair<std::uint32_t, std::uint32_t>{2, 1});
   for (const auto& [a, b] : p.slow) CHECK(a == 2);
@@ -61,8 +62,24 @@ TEST_CASE("plan: a slow rank's sends go again, slowest first, with controls clea
     CHECK(b != 2);
     CHECK_FALSE((a == 0 && b == 3));
   }
-  CHECK(stats::plan_retest(mesh4(100).bw, m.flags, m.round, 90, 8, 2).slow.empty());
-  CHECK(stats::plan_retest(m.bw, m.flags, m.round, 90, 1, 2).slow.size() == 1);
+  CHECK(stats::plan_retest(mesh4(100).bw, m.flags, m.round, one_node, 90, 8, 2).slow.empty());
+  CHECK(stats::plan_retest(m.bw, m.flags, m.round, one_node, 90, 1, 2).slow.size() == 1);
+}
+
+TEST_CASE("plan: controls of the slow pairs' class, not loopback pairs beside cross-node ones") {
+  // 3 nodes x 2 ranks; pairs within a node run twice as fast as pairs across (rxe loopback)
+  const std::vector<std::int32_t> node_of{0, 0, 1, 1, 2, 2};
+  stats::square<double> bw(6, NAN);
+  stats::square<std::uint8_t> flags(6, 0);
+  stats::square<std::int32_t> round(6, 0);
+  for (std::uint32_t a = 0; a < 6; ++a)
+    for (std::uint32_t b = 0; b < 6; ++b)
+      if (a != b) bw.at(a, b) = node_of[a] == node_of[b] ? 200.0 + a : 100.0 + a + b;
+  for (std::uint32_t b : {0u, 1u, 4u, 5u}) bw.at(2, b) = bw.at(3, b) = 20;  // node 1's sends
+  const auto p = stats::plan_retest(bw, flags, round, node_of, 90, 12, 4);
+  REQUIRE(p.slow.size() == 8);
+  REQUIRE(p.controls.size() == 4);
+  for (const auto& [a, b] : p.controls) CHECK(node_of[a] != node_of[b]);
 }
 
 TEST_CASE("verdict: still slow alone below --slow % of the controls alone, fine alone above") {
@@ -86,6 +103,35 @@ TEST_CASE("verdict: still slow alone below --slow % of the controls alone, fine 
   // no control measured: no verdict of health
   p.controls.clear();
   CHECK(stats::judge_retest(p, before.bw, alone, 90)[1].still_slow);
+}
+
+TEST_CASE("verdict: a pair alone within the controls' own spread is fine alone, even under --slow") {
+  // CI's healthy health job, 2026-11-25: controls alone at 0.121, 0.117, 0.147, 0.137 Gb/s;
+  // three links alone at 84-89 % of their median were named with the bare 90 % bound
+  const auto before = mesh4(30);
+  stats::retest_plan p;
+  p.slow = {{2, 0}, {2, 1}, {2, 3}};
+  p.controls = {{0, 1}, {1, 3}, {3, 0}, {0, 3}};
+  stats::square<double> alone(4, NAN);
+  alone.at(0, 1) = 121;
+  alone.at(1, 3) = 117;
+  alone.at(3, 0) = 147;
+  alone.at(0, 3) = 137;
+  alone.at(2, 0) = 108;  // 84 %
+  alone.at(2, 1) = 115;  // 89 %
+  alone.at(2, 3) = 22;   // 17 %: the sick node of the same CI run
+  const auto v = stats::judge_retest(p, before.bw, alone, 90);
+  REQUIRE(v.size() == 3);
+  CHECK(v[0].bound_pct < 80);
+  CHECK(v[0].bound_pct > 50);
+  CHECK_FALSE(v[0].still_slow);
+  CHECK_FALSE(v[1].still_slow);
+  CHECK(v[2].still_slow);
+  // controls that agree to 1 %: the floor keeps the bound at 74 %, not --slow's 90 %
+  CHECK(stats::retest_bound_pct({100, 101, 99, 100}, 90) == doctest::Approx(100 * std::exp(-0.3)));
+  // wide controls lower the bound; --slow below it stays the user's floor
+  CHECK(stats::retest_bound_pct({100, 101, 99, 100}, 50) == doctest::Approx(50));
+  CHECK(stats::retest_bound_pct({60, 100, 160, 100}, 90) < 40);
 }
 
 TEST_CASE("pairs travel as text between ranks unchanged") {

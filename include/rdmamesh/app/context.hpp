@@ -58,7 +58,12 @@ std::string stuck_line(const context& c, const std::optional<liveness::verdict>&
 // Waits for a non-blocking collective under the same bound, still hearing liveness: rank 0's
 // word on a silent rank reaches a rank that waits here (a survivor blocked in MPI_Allreduce
 // could only time out and name nobody), and a rank's report that it gives up reaches rank 0.
-void wait_listening(const context& c, const engine::core& base, const char* what, mpi::request& req);
+// `judge`: silence is judged too (rank 0 names a rank it has not heard for --timeout), for a
+// wait every rank enters straight from a round, where all still beat; the bound grows by half
+// a --timeout so that the judgement comes first. Elsewhere a rank may be busy without beating
+// (rank 0 writing the file between runs) and only the bound applies.
+void wait_listening(const context& c, const engine::core& base, const char* what, mpi::request& req,
+                    bool judge = false);
 
 // Runs `collective` under the watchdog: if a peer never comes, the watchdog names the engine's
 // suspects and ends the job after collective_bound_s (--timeout on rank 0, twice it elsewhere).

@@ -1,10 +1,13 @@
 // --retest: is a slow pair slow alone (its link or NIC), or only in company (contention)?
 // The slow pairs of a mesh or shift run go again, each alone, beside a few healthy pairs of the
 // same run as controls measured the same way; a pair is still slow when it reaches less than
-// --slow % of the controls' median alone.
+// --slow % of the controls' median alone and is beyond the controls' own spread (pairs alone
+// differ too: healthy ones alone read 76-127 % of the controls on the emulated cluster, where a
+// bare 90 % bound confirmed healthy links).
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,18 +24,26 @@ struct retest_plan {
 };
 
 // From a run's send bandwidth: the measured, unfailed pairs below `slow_pct` % of the median
-// pair (at most `max_slow`, slowest first) and up to `controls` pairs nearest the median that
+// pair (at most `max_slow`, slowest first) and up to `controls` pairs of the slow pairs' class
+// (across nodes or within one, by `node_of`; the majority's) nearest that class's median that
 // share no rank with a slow pair where possible. Empty `slow` when nothing is slow.
 retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& flags, const square<std::int32_t>& round,
-                        double slow_pct, std::size_t max_slow, std::size_t controls);
+                        std::span<const std::int32_t> node_of, double slow_pct, std::size_t max_slow,
+                        std::size_t controls);
 
 struct retest_verdict {
   std::uint32_t src = 0, dst = 0;
-  double before = 0;  // bytes/s in the run retested
-  double alone = 0;   // bytes/s alone
-  double pct = 0;     // alone, as % of the controls' median alone (NaN: no control measured)
+  double before = 0;     // bytes/s in the run retested
+  double alone = 0;      // bytes/s alone
+  double pct = 0;        // alone, as % of the controls' median alone (NaN: no control measured)
+  double bound_pct = 0;  // still slow below this % (retest_bound_pct)
   bool still_slow = false;
 };
+
+// The bound a pair alone must fall under to be still slow, as % of the controls' median alone:
+// --slow %, or lower where the controls spread: e^(-3s), s the robust spread (MAD) of their log
+// rates, at least 0.1 (so never above 74 %).
+double retest_bound_pct(const std::vector<double>& controls, double slow_pct);
 
 // The verdict of every slow pair from the retest run's send bandwidth.
 std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<double>& before,
