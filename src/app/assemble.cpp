@@ -68,11 +68,11 @@ void gather_bandwidth(const context& c, const engine::core& base, rank_run& acc,
     r.retest = stats::judge_retest(*retest.plan, *retest.before, r.bw->tx_bw, c.o.slow_pct);
     r.retest_controls = retest.plan->controls.size();
   } else {
-    const stats::finder_settings judge{
-        .slow_pct = c.o.slow_pct,
-        .expect_bps = c.expect_floor_bps,
-        .counted = c.o.duration_mode(),
-        .max_quantum = plan::cq_mod_for(c.o, r.size, c.window)};
+    const stats::finder_settings judge{.slow_pct = c.o.slow_pct,
+                                       .expect_bps = c.expect_floor_bps,
+                                       .counted = c.o.duration_mode(),
+                                       .max_quantum = plan::cq_mod_for(c.o, r.size, c.window),
+                                       .min_pair_s = 0.1};
     r.outliers = stats::find_outliers(*r.bw, r.size, c.node_of, judge);
     r.outlier_text = io::outlier_lines(r, c.ranks);
   }

@@ -365,6 +365,12 @@ std::string judged_line(const stats::outlier_report& rep) {
         "scheduling (20 needed: a longer -D or a smaller -s)",
         rep.median_msgs);
   }
+  if (rep.too_short) {
+    return fmt::format(
+        "# not judged: the median pair took {}, too short to tell a slow pair from waiting for a CPU "
+        "(0.1 s needed: a larger -n, or -D)",
+        fmt::format("{:.2g} s", rep.median_s));
+  }
   if (!std::isfinite(rep.threshold_pct)) {
     return fmt::format(
         "# not judged: {} pair(s) are too few to measure the run's noise (at least 4 that no cause "

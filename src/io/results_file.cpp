@@ -368,6 +368,7 @@ void results_file::write_outliers(hid_t run_group, const options& o, const run_r
   h5::set_attr(g.get(), "threshold_pct", rep.threshold_pct);
   h5::set_attr(g.get(), "quantum", static_cast<std::int64_t>(rep.quantum));
   h5::set_attr(g.get(), "median_msgs", rep.median_msgs);
+  h5::set_attr(g.get(), "median_s", rep.median_s);
   h5::set_attr(g.get(), "measured", static_cast<std::int64_t>(rep.measured));
   h5::set_attr(g.get(), "judged", static_cast<std::int64_t>(rep.judged));
   h5::set_attr(g.get(), "expect_bps", rep.expect_bps);

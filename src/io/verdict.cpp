@@ -101,8 +101,8 @@ std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<co
   if (v.status == stats::health::healthy) {
     out.push_back(
         v.runs_judged == 0
-            ? fmt::format("# verdict: healthy, but unjudged: none of the {} bandwidth run(s) had enough pairs "
-                          "to measure its noise",
+            ? fmt::format("# verdict: healthy, but unjudged: none of the {} bandwidth run(s) could be judged "
+                          "(too few pairs, messages or seconds: each run's '# not judged' line says which)",
                           v.runs)
             : fmt::format("# verdict: healthy ({} of {} bandwidth run(s) judged; no cause beyond their noise)",
                           v.runs_judged, v.runs));

@@ -503,13 +503,21 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
     out.median_msgs = median_of(std::move(msgs));
     // so few that scheduling alone moves a pair by half: nothing here could be told from chance
     out.too_few_msgs = out.median_msgs < s.min_msgs;
+  } else if (s.min_pair_s > 0) {
+    std::vector<double> secs;
+    for (std::size_t i = 0; i < ev.judged.size(); ++i) {
+      if (ev.judged[i]) secs.push_back(m.tx_s.v[i]);
+    }
+    out.median_s = median_of(std::move(secs));
+    // over so soon that a rank's wait for its CPU is most of a pair's time: start-up, not links
+    out.too_short = !(out.median_s >= s.min_pair_s);
   }
 
   mask covered(ev.judged.size(), 0);
   if (s.expect_bps > 0) {
     for (auto& o : below_floor(ev, m, node_of, s.expect_bps, covered)) out.found.push_back(o);
   }
-  if (out.too_few_msgs) return out;  // an absolute floor holds; the run's noise cannot be told
+  if (out.too_few_msgs || out.too_short) return out;  // an absolute floor holds; the noise cannot be told
   // each candidate against the judged pairs that touch neither it nor a cause already named
   for (auto& o : cover(
            candidates(ev.n, node_of), outlier_basis::noise,

@@ -73,10 +73,12 @@ double retest_bound_pct(const std::vector<double>& controls, double slow_pct) {
   if (!(reference > 0)) return slow_pct;
   std::vector<double> dev;
   for (double c : controls) dev.push_back(std::abs(std::log(c / reference)));
-  // MAD of the log rates, as a standard deviation; floored, since four controls that happen to
-  // agree would otherwise bring back the bare --slow bound that healthy pairs fall under
-  constexpr double mad_to_sd = 1.4826, floor_s = 0.1, k = 3;
-  const double s = std::max(floor_s, mad_to_sd * median_of(dev));
+  // MAD of the log rates, as a standard deviation, held between two bounds: four controls that
+  // happen to agree would bring back the bare --slow bound that healthy pairs fall under, and one
+  // fast control once stretched it so far that a sick node's pairs at 21 % alone read fine
+  // (under half speed alone is slow whatever the controls do)
+  constexpr double mad_to_sd = 1.4826, k = 3, least_s = 0.1, most_s = 0.6931471805599453 / k;
+  const double s = std::clamp(mad_to_sd * median_of(dev), least_s, most_s);
   return std::min(slow_pct, 100 * std::exp(-k * s));
 }
 

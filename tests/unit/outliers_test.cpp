@@ -245,6 +245,42 @@ TEST_CASE("-n runs count exactly: rates that differ by time are judged by the sp
   CHECK(rep.found[0].rank == 2);
 }
 
+TEST_CASE("-n runs whose median pair took under 0.1 s are not judged: start-up, not links") {
+  // CI's vm.bw on a fast machine, 2026-11-25: 4 ranks on 2 vCPUs, -n 100 at 4 KiB, each pair
+  // done in ~7 ms; the same pair (its sender sharing a CPU) at 43-57 % in 3 of 4 runs
+  const std::uint64_t size = 4096;
+  run r(4, nodes_of(1, 4));
+  for (std::uint32_t a = 0; a < 4; ++a) {
+    for (std::uint32_t b = 0; b < 4; ++b) {
+      if (a == b) continue;
+      r.set(a, b, 100);
+      r.m.tx_s.at(a, b) = 0.0065 * (1 + 0.01 * (a + b));
+      r.m.tx_bw.at(a, b) = 100.0 * size / r.m.tx_s.at(a, b);
+    }
+  }
+  r.m.tx_s.at(1, 0) = 0.015;
+  r.m.tx_bw.at(1, 0) = 100.0 * size / 0.015;
+  const finder_settings s{.slow_pct = 90, .expect_bps = 0, .counted = false, .min_pair_s = 0.1};
+  const auto rep = find_outliers(r.m, size, r.node_of, s);
+  CHECK(named(rep) == 0);
+  CHECK(rep.too_short);
+  CHECK(rep.median_s == doctest::Approx(0.0065).epsilon(0.05));
+  CHECK(io::judged_line(rep).starts_with("# not judged: the median pair took 0.0067 s, too short"));
+  // the same pairs over 100 times as long: judged, and the slow pair is named
+  for (std::uint32_t a = 0; a < 4; ++a) {
+    for (std::uint32_t b = 0; b < 4; ++b) {
+      if (a == b) continue;
+      r.set(a, b, 10000);
+      r.m.tx_s.at(a, b) = a == 1 && b == 0 ? 1.5 : 0.65 * (1 + 0.01 * (a + b));
+      r.m.tx_bw.at(a, b) = 10000.0 * size / r.m.tx_s.at(a, b);
+    }
+  }
+  const auto rep2 = find_outliers(r.m, size, r.node_of, s);
+  CHECK_FALSE(rep2.too_short);
+  REQUIRE(named(rep2) == 1);
+  CHECK(rep2.found[0].rank == 1);
+}
+
 TEST_CASE("a run whose median pair counted fewer than 20 messages is not judged, whatever it shows") {
   // the 3-node VM, mesh 64 KiB for 1 s: about 8 messages a pair, and one rank's cross-node
   // receives starved for the whole window while its node-mate's loopback pair took the rest

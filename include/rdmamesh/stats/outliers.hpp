@@ -64,6 +64,8 @@ struct outlier_report {
   std::uint64_t quantum = 1;   // messages a pair's count moves by
   double median_msgs = 0;      // the median pair's count (duration mode; 0 with -n)
   bool too_few_msgs = false;   // not judged: the median pair counted under finder_settings::min_msgs
+  double median_s = 0;         // the median pair's own seconds (-n; 0 in duration mode)
+  bool too_short = false;      // not judged: -n and the median pair took under finder_settings::min_pair_s
   std::uint32_t measured = 0;  // pairs that ran and did not fail
   std::uint32_t judged = 0;    // of those, with a cohort to be compared with
   double expect_bps = 0;       // --expect floor per pair, bytes/s (0: none)
@@ -84,7 +86,7 @@ struct finder_settings {
   double k = 3;           // spreads below the cohort for a side's median to name its cause
   double k_link = 4;      // ... for a single pair to be named alone
   double min_spread = 0.02;
-  double p_loose = 0.02;   // a side beyond k spreads must also order below the reference at this p
+  double p_loose = 0.02;  // a side beyond k spreads must also order below the reference at this p
   double p_strict = 1e-3;
   // The most a count can move by: the sender's CQ moderation (0: unknown). Counts that happen to
   // share a larger divisor (ranks posting in lockstep) are not coarser for it.
@@ -92,6 +94,10 @@ struct finder_settings {
   // A count of n messages moves by about sqrt(n) with scheduling alone; three of those must stay
   // under half speed (3 / sqrt(n) < ln 2) for a run to be judged at all.
   double min_msgs = 20;
+  // -n: a pair's figure is its bytes over its own time, and a rank that waits one scheduling
+  // period (up to ~24 ms on Linux with a few runnable tasks) loses that much of it; three of
+  // those must stay under half the median pair's time (0: not checked)
+  double min_pair_s = 0;
 };
 
 // `m`: the run's matrices; `node_of`: each rank's node.

@@ -2,7 +2,7 @@
 // The slow pairs of a mesh or shift run go again, each alone, beside a few healthy pairs of the
 // same run as controls measured the same way; a pair is still slow when it reaches less than
 // --slow % of the controls' median alone and is beyond the controls' own spread (pairs alone
-// differ too: healthy ones alone read 76-127 % of the controls on the emulated cluster, where a
+// differ too: healthy ones alone read 68-127 % of the controls on the emulated cluster, where a
 // bare 90 % bound confirmed healthy links).
 #pragma once
 
@@ -42,7 +42,7 @@ struct retest_verdict {
 
 // The bound a pair alone must fall under to be still slow, as % of the controls' median alone:
 // --slow %, or lower where the controls spread: e^(-3s), s the robust spread (MAD) of their log
-// rates, at least 0.1 (so never above 74 %).
+// rates held to [0.1, ln 2 / 3] (so the bound lies between 50 % and 74 %).
 double retest_bound_pct(const std::vector<double>& controls, double slow_pct);
 
 // The verdict of every slow pair from the retest run's send bandwidth.
