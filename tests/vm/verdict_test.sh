@@ -27,6 +27,11 @@ job() {
   local rc=$?
   grep -E "^# (slow|below|healthy|judged|not judged|verdict)|^#   |rdmamesh: error" "$tmp/$name.txt" | sed 's/^/    /'
   echo "   $name took $((SECONDS - start)) s, exit $rc"
+  if [ "$rc" = 0 ] && [ "${miss_ok:-0}" = 1 ]; then
+    echo "   $name: missed (read healthy): one more launch"
+    for f in "$tmp/$name".{h5,verdict.json,txt}; do mv "$f" "$f.missed"; done  # -o will not overwrite
+    return 2
+  fi
   [ "$rc" = "$want" ] || { cat "$tmp/$name.txt"; fail "$name: exit $rc, expected $want"; return 1; }
   [ -s "$tmp/$name.verdict.json" ] || { fail "$name: no verdict file beside the results"; return 1; }
 }
@@ -63,7 +68,10 @@ sick() {
   while [ "$1" != -- ]; do qdisc+=("$1"); shift; done
   shift
   root_tc qdisc add dev roce2 root "${qdisc[@]}" || { fail "$name: tc qdisc add ${qdisc[*]}"; return; }
-  job "$name" 5 -- "${three[@]}" -- -s 4K -Q 1 -D "${dur:-2}" --warmup 0.3 "$@"
+  # up to ${tries:-1} launches while it is missed (reads healthy); a wrong name or exit fails at once
+  local left=${tries:-1}
+  while left=$((left - 1)); miss_ok=$((left > 0 ? 1 : 0)) job "$name" 5 -- "${three[@]}" -- -s 4K -Q 1 \
+    -D "${dur:-2}" --warmup 0.3 "$@"; [ $? = 2 ]; do :; done
   root_tc -s qdisc show dev roce2 | sed -n '1,2p' | sed 's/^/    tc: /'
   root_tc qdisc del dev roce2 root
   [ -s "$tmp/$name.txt" ] || return
@@ -73,8 +81,11 @@ sick() {
   later "$name: the verdict file names node2 to drain" "$here/check_verdict.py" "$tmp/$name.h5" \
     "$tmp/$name.verdict.json" --node node2
 }
-# (vm.slurm's sick health job holds the port to half too, under the health job)
-sick tbf-half tbf rate "${half_kbit}kbit" burst 256kb latency 400ms --
+# (vm.slurm's sick health job holds the port to half too, under the health job.) Two launches
+# at most: on a fast machine the CPU node2's shaped ranks leave went to one vCPU's ranks, whose
+# pairs then read 4-8x slower than the other's, and a 2 s run put node2 inside that noise
+# (±134 %, healthy) in 1 of 3 CI runs on 2026-11-25; tools/bench-verdict counts the misses
+tries=2 sick tbf-half tbf rate "${half_kbit}kbit" burst 256kb latency 400ms --
 # a lost packet costs its QP a retransmit: 1 % over 4 s hit only a few of node2's QPs in 1 of 3
 # runs (suspect links, the run's noise at ±75-85 %: tools/bench-verdict's loss row); 3 % over
 # 2 s named node2 in 3 of 3 at 8-13 % of the median, far from that noise
