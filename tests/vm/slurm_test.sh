@@ -103,11 +103,14 @@ if [ "$kbit" -gt 0 ] && root_tc qdisc add dev roce2 root tbf rate "${kbit}kbit" 
   sinfo -N -o "%N %T %E" | sed 's/^/    /'
   [ "$(drained)" = "node2 " ] || fail "sick health job: drained '$(drained)', expected node2 alone"
   sinfo -h -n node2 -o "%E" | grep -q "^rdmamesh: " || fail "sick health job: node2's drain reason is not rdmamesh's"
-  # the retest agrees: node2's sends stay slow alone (one fast control once stretched the
-  # retest's bound to 12 %, and node2's pairs at 21 % read fine while the run still drained it)
+  # the retest agrees: most of node2's sends, two at least, stay slow alone (one fast control
+  # once stretched the retest's bound to 12 %, and node2's pairs at 21 % read fine while the run
+  # still drained it). Not every one: a pair alone may use all the shaped port carries, once
+  # 0.059 Gb/s at a tbf of 0.0595, 85 % of the controls
   sick=$(grep -E '^# retest of run 0: rank [23] \(node2, ' "$tmp/health-sick-$job.out" || true)
-  [ "$(grep -c . <<<"$sick")" -ge 2 ] && ! grep -qv 'still slow alone (its link or NIC)$' <<<"$sick" ||
-    fail "sick health job: node2's sends are not each still slow alone in the retest"
+  slow=$(grep -c 'still slow alone (its link or NIC)$' <<<"$sick")
+  [ "$slow" -ge 2 ] && [ $((2 * slow)) -gt "$(grep -c . <<<"$sick")" ] ||
+    fail "sick health job: $slow of node2's $(grep -c . <<<"$sick") retested sends still slow alone, expected most and two at least"
   later "sick health job: its verdict names node2" "$here/check_verdict.py" "$tmp/results/rdmamesh-$job.h5" \
     "$tmp/results/rdmamesh-$job.verdict.json" --node node2
   # every drained node back, whatever this case found: the cancel job below needs all three
