@@ -367,9 +367,9 @@ std::string judged_line(const stats::outlier_report& rep) {
   }
   if (rep.too_short) {
     return fmt::format(
-        "# not judged: the median pair took {}, too short to tell a slow pair from waiting for a CPU "
+        "# not judged: the median pair took {:.2g} s, too short to tell a slow pair from waiting for a CPU "
         "(0.1 s needed: a larger -n, or -D)",
-        fmt::format("{:.2g} s", rep.median_s));
+        rep.median_s);
   }
   if (!std::isfinite(rep.threshold_pct)) {
     return fmt::format(

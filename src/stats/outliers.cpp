@@ -43,8 +43,7 @@ evidence gather(const run_matrices& m, std::uint64_t size, std::span<const std::
       if (a == b || m.round.v[i] < 0 || m.flags.v[i] != 0 || !(secs > 0) || !std::isfinite(m.tx_bw.v[i])) continue;
       ev.judged[i] = 1;
       ev.rnd[i] = m.round.v[i];
-      const bool same = a < node_of.size() && b < node_of.size() && node_of[a] == node_of[b];
-      ev.cls[i] = same ? 0 : 1;
+      ev.cls[i] = across_nodes(node_of, a, b) ? 1 : 0;
       ev.expected[i] = secs / static_cast<double>(size);
       if (m.tx_msgs.v[i] > 0) q = std::gcd(q, m.tx_msgs.v[i]);
     }

@@ -1,9 +1,11 @@
 #include "rdmamesh/stats/retest.hpp"
 #include "rdmamesh/stats/median.hpp"
+#include "rdmamesh/stats/outliers.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <span>
 #include <sstream>
 
@@ -43,9 +45,7 @@ retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& fl
   // controls of the slow pairs' class (across nodes, or within one: loopback runs up to twice
   // as fast, and mixed controls once spread so wide that a node at 15 % read as noise), where
   // that class has healthy pairs
-  auto across = [&](const entry& e) {
-    return e.a < node_of.size() && e.b < node_of.size() && node_of[e.a] != node_of[e.b];
-  };
+  auto across = [&](const entry& e) { return across_nodes(node_of, e.a, e.b); };
   const auto n_across = std::count_if(slow.begin(), slow.end(), across);
   const bool want_across = 2 * static_cast<std::size_t>(n_across) >= slow.size();
   std::vector<entry> same;
@@ -77,7 +77,7 @@ double retest_bound_pct(const std::vector<double>& controls, double slow_pct) {
   // happen to agree would bring back the bare --slow bound that healthy pairs fall under, and one
   // fast control once stretched it so far that a sick node's pairs at 21 % alone read fine
   // (under half speed alone is slow whatever the controls do)
-  constexpr double mad_to_sd = 1.4826, k = 3, least_s = 0.1, most_s = 0.6931471805599453 / k;
+  constexpr double mad_to_sd = 1.4826, k = 3, least_s = 0.1, most_s = std::numbers::ln2 / k;
   const double s = std::clamp(mad_to_sd * median_of(dev), least_s, most_s);
   return std::min(slow_pct, 100 * std::exp(-k * s));
 }

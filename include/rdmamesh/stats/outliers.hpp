@@ -100,6 +100,12 @@ struct finder_settings {
   double min_pair_s = 0;
 };
 
+// A pair's class: across nodes, or within one (a rank of no known node counts as across). The
+// finder's cohorts and the retest's controls both compare like with like by it.
+inline bool across_nodes(std::span<const std::int32_t> node_of, std::uint32_t a, std::uint32_t b) {
+  return !(a < node_of.size() && b < node_of.size() && node_of[a] == node_of[b]);
+}
+
 // `m`: the run's matrices; `node_of`: each rank's node.
 outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
                              const finder_settings& s);
