@@ -33,7 +33,7 @@ class Cause:
     recv_pct: float
     pairs: int
     text: str
-    basis: str = "noise"  # noise, expect, failed
+    basis: str = "noise"  # noise, expect, failed (retest: verdict only)
     fine: int = 0  # pairs of its named sides that were not slow
 
 

@@ -112,18 +112,18 @@ stats::job_verdict ledger::judge() const {
     std::string label = fmt::format("{} {}", to_string(r.pattern), format_size(r.size));
     if (r.active_per_node > 0) label += fmt::format(" at {}/node", r.active_per_node);
     const bool judged = r.outliers && (std::isfinite(r.outliers->threshold_pct) || !r.outliers->found.empty());
-    runs.push_back({r.index, label, r.outliers ? &*r.outliers : nullptr, judged, {}, {}});
+    runs.push_back({r.index, label, r.outliers ? &*r.outliers : nullptr, judged, {}});
   }
-  for (const auto& t : records_) {  // a retest's still-slow pairs confirm its run's suspects
+  for (const auto& t : records_) {  // a retest's pairs alone: evidence about its run
     if (t.retest_of < 0) continue;
     for (auto& run : runs) {
-      if (static_cast<std::int32_t>(run.index) != t.retest_of) continue;
-      for (const auto& v : t.retest) {
-        (v.still_slow ? run.confirmed : run.cleared).emplace_back(v.src, v.dst);
-      }
+      if (static_cast<std::int32_t>(run.index) == t.retest_of)
+        run.alone.insert(run.alone.end(), t.retest.begin(), t.retest.end());
     }
   }
-  return stats::fold(runs);
+  std::vector<std::int32_t> node_of;
+  for (const auto& x : ranks_) node_of.push_back(x.node);
+  return stats::fold(runs, node_of);
 }
 
 void ledger::write_verdict(const stats::job_verdict& v, bool complete, const std::string& status) {

@@ -61,8 +61,9 @@ std::string subject(const stats::folded_cause& c, std::span<const fabric::rank_i
 
 // "its sends at 31–35 % of the median", the sides it was named for
 std::string figures(const stats::folded_cause& c, double expect_bps) {
-  const std::string of =
-      c.basis == stats::outlier_basis::expect ? fmt::format("of {}", format_rate(expect_bps)) : "of the median";
+  const std::string of = c.basis == stats::outlier_basis::expect   ? fmt::format("of {}", format_rate(expect_bps))
+                         : c.basis == stats::outlier_basis::retest ? std::string("of the control pairs")
+                                                                   : std::string("of the median");
   if (c.kind == stats::outlier_kind::failed) return "failed";
   if (c.kind == stats::outlier_kind::fabric)
     return fmt::format("the median pair at {} {}", span_pct(c.send_lo, c.send_hi), of);
@@ -76,6 +77,10 @@ std::string figures(const stats::folded_cause& c, double expect_bps) {
 std::string in_runs(const stats::folded_cause& c, const stats::job_verdict& v) {
   std::vector<std::string> labels(c.labels.begin(), c.labels.begin() + std::min<std::ptrdiff_t>(c.labels.size(), 4));
   if (c.labels.size() > 4) labels.push_back(fmt::format("{} more", c.labels.size() - 4));
+  if (c.basis == stats::outlier_basis::retest) {  // the runs' noise hid it; their retests did not
+    return fmt::format("alone in the retest of {} of {} runs ({})", c.runs.size(), v.runs_judged,
+                       fmt::join(labels, ", "));
+  }
   return fmt::format("in {} of {} runs ({})", c.runs.size(),
                      c.kind == stats::outlier_kind::failed ? v.runs : v.runs_judged, fmt::join(labels, ", "));
 }
@@ -85,7 +90,9 @@ std::string in_runs(const stats::folded_cause& c, const stats::job_verdict& v) {
 std::string cause_sentence(const stats::folded_cause& c, const stats::job_verdict& v,
                            std::span<const fabric::rank_info> ranks, double expect_bps) {
   std::string s = fmt::format("{}: {} {}", subject(c, ranks), figures(c, expect_bps), in_runs(c, v));
-  if (c.kind == stats::outlier_kind::node || c.kind == stats::outlier_kind::rank) {
+  if (c.basis == stats::outlier_basis::retest) {
+    s += fmt::format("; {} pair(s) still slow alone, {} fine", c.pairs, c.fine);
+  } else if (c.kind == stats::outlier_kind::node || c.kind == stats::outlier_kind::rank) {
     s += fmt::format("; {} slow pair(s), {} fine", c.pairs, c.fine);
   }
   if (c.basis == stats::outlier_basis::expect) s += fmt::format(" (below --expect {})", format_rate(expect_bps));

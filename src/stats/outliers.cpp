@@ -412,6 +412,7 @@ const char* to_string(outlier_basis b) {
     case outlier_basis::noise: return "noise";
     case outlier_basis::expect: return "expect";
     case outlier_basis::failed: return "failed";
+    case outlier_basis::retest: return "retest";
   }
   return "?";
 }

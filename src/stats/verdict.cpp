@@ -40,14 +40,172 @@ const char* to_string(health h) {
   return "?";
 }
 
-job_verdict fold(std::span<const judged_run> runs) {
+namespace {
+
+using pair_key = std::pair<std::int32_t, std::int32_t>;
+
+// Every pair the retests measured alone: still slow in any retest, or fine in all of them.
+struct alone_evidence {
+  std::map<pair_key, double> slow, fine;             // % of the controls alone (the lowest seen)
+  std::map<pair_key, std::set<std::uint32_t>> runs;  // the runs whose retest measured it
+
+  explicit alone_evidence(std::span<const judged_run> jobs) {
+    for (const auto& run : jobs) {
+      for (const auto& a : run.alone) {
+        const pair_key k{static_cast<std::int32_t>(a.src), static_cast<std::int32_t>(a.dst)};
+        auto& into = a.still_slow ? slow : fine;
+        const auto [it, fresh] = into.try_emplace(k, a.pct);
+        if (!fresh && a.pct < it->second) it->second = a.pct;
+        runs[k].insert(run.index);
+      }
+    }
+    for (const auto& [k, pct] : slow) fine.erase(k);
+  }
+  // pairs with an end at a culprit are that culprit's evidence, not another cause's
+  void forget(const std::set<std::int32_t>& culprits) {
+    for (auto* m : {&slow, &fine})
+      std::erase_if(
+          *m, [&](const auto& e) { return culprits.contains(e.first.first) || culprits.contains(e.first.second); });
+  }
+};
+
+// The side (sends or receives) of one rank that the retest found slow alone: most of that side's
+// retested pairs, two at least, still slow, toward two or more peers that are not one node (a
+// slow node makes each sender's pairs into it slow: that is the node's fault, not theirs)
+struct side_figures {
+  bool slow = false;
+  double lo = nan, hi = nan;
+  std::uint32_t pairs = 0, fine = 0;
+  std::set<std::uint32_t> runs;
+};
+
+side_figures judge_side(const alone_evidence& e, std::int32_t rank, bool sends, std::span<const std::int32_t> node_of) {
+  side_figures f;
+  std::set<std::int64_t> groups;  // the peer's node across nodes; the peer itself within one
+  const auto mine = [&](const pair_key& k) { return (sends ? k.first : k.second) == rank; };
+  for (const auto& [k, pct] : e.slow) {
+    if (!mine(k)) continue;
+    const std::int32_t peer = sends ? k.second : k.first;
+    const auto p = static_cast<std::uint32_t>(peer), r = static_cast<std::uint32_t>(rank);
+    groups.insert(across_nodes(node_of, r, p) && p < node_of.size() ? node_of[p] : -1 - std::int64_t{peer});
+    ++f.pairs;
+    f.lo = std::isnan(f.lo) ? pct : std::min(f.lo, pct);
+    f.hi = std::isnan(f.hi) ? pct : std::max(f.hi, pct);
+    f.runs.insert(e.runs.at(k).begin(), e.runs.at(k).end());
+  }
+  for (const auto& [k, pct] : e.fine) f.fine += mine(k);
+  f.slow = f.pairs >= 2 && f.pairs > f.fine && groups.size() >= 2;
+  return f;
+}
+
+void add_side(folded_cause& c, const side_figures& f, bool sends, std::span<const judged_run> jobs) {
+  (sends ? c.send_lo : c.recv_lo) = f.lo;
+  (sends ? c.send_hi : c.recv_hi) = f.hi;
+  c.pairs += f.pairs;
+  c.fine += f.fine;
+  for (auto i : f.runs) {
+    if (std::ranges::find(c.runs, i) != c.runs.end()) continue;
+    c.runs.push_back(i);
+    for (const auto& r : jobs)
+      if (r.index == i) c.labels.push_back(r.label);
+  }
+}
+
+// The ranks with a side slow alone, merged into their node where every rank of it (two or more) has one.
+std::vector<folded_cause> candidates(const alone_evidence& e, std::span<const judged_run> jobs,
+                                     std::span<const std::int32_t> node_of) {
+  std::set<std::int32_t> ranks;
+  for (const auto* m : {&e.slow, &e.fine})
+    for (const auto& [k, pct] : *m) ranks.insert({k.first, k.second});
+  std::map<std::int32_t, folded_cause> by_rank;
+  for (auto r : ranks) {
+    folded_cause c{outlier_kind::rank, outlier_basis::retest, -1, r, -1, {}, {}, nan, nan, nan, nan, 0, 0, true};
+    if (static_cast<std::size_t>(r) < node_of.size()) c.node = node_of[static_cast<std::size_t>(r)];
+    bool any = false;
+    for (bool sends : {true, false}) {
+      const side_figures f = judge_side(e, r, sends, node_of);
+      if (f.slow) add_side(c, f, sends, jobs);
+      any |= f.slow;
+    }
+    if (any) by_rank.emplace(r, std::move(c));
+  }
+  std::vector<folded_cause> out;
+  std::set<std::int32_t> done;
+  for (auto& [r, c] : by_rank) {
+    if (c.node < 0 || done.contains(c.node)) continue;
+    std::vector<const folded_cause*> members;
+    std::size_t on_node = 0;
+    for (std::size_t i = 0; i < node_of.size(); ++i) {
+      if (node_of[i] != c.node) continue;
+      ++on_node;
+      if (auto it = by_rank.find(static_cast<std::int32_t>(i)); it != by_rank.end()) members.push_back(&it->second);
+    }
+    if (on_node < 2 || members.size() != on_node) continue;
+    folded_cause n{outlier_kind::node, outlier_basis::retest, c.node, -1, -1, {}, {}, nan, nan, nan, nan, 0, 0, true};
+    for (const auto* m : members) {
+      widen(m->send_lo, n.send_lo, n.send_hi);
+      widen(m->send_hi, n.send_lo, n.send_hi);
+      widen(m->recv_lo, n.recv_lo, n.recv_hi);
+      widen(m->recv_hi, n.recv_lo, n.recv_hi);
+      n.pairs += m->pairs;
+      n.fine += m->fine;
+      for (std::size_t i = 0; i < m->runs.size(); ++i) {
+        if (std::ranges::find(n.runs, m->runs[i]) != n.runs.end()) continue;
+        n.runs.push_back(m->runs[i]);
+        n.labels.push_back(m->labels[i]);
+      }
+    }
+    done.insert(c.node);
+    out.push_back(std::move(n));
+  }
+  for (auto& [r, c] : by_rank)
+    if (!done.contains(c.node) || c.node < 0) out.push_back(std::move(c));
+  return out;
+}
+
+// Ranks and nodes the retest alone shows slow, though the runs' noise hid them (a busy machine's
+// runs once held a node at half rate inside ±37 %, where its six sends alone read 45–55 %). The
+// one that explains the most slow pairs first; the pairs at its ends are then its evidence (a
+// rank receiving from that node once read slow beside it on pairs from it), and so on.
+std::vector<folded_cause> slow_alone(std::span<const judged_run> jobs, std::span<const std::int32_t> node_of,
+                                     std::set<std::int32_t> culprits) {
+  alone_evidence e(jobs);
+  std::vector<folded_cause> out;
+  for (;;) {
+    e.forget(culprits);
+    auto found = candidates(e, jobs, node_of);
+    if (found.empty()) return out;
+    auto best = std::ranges::max_element(found, {}, &folded_cause::pairs);
+    if (best->kind == outlier_kind::rank) culprits.insert(best->rank);
+    for (std::size_t i = 0; best->kind == outlier_kind::node && i < node_of.size(); ++i)
+      if (node_of[i] == best->node) culprits.insert(static_cast<std::int32_t>(i));
+    out.push_back(std::move(*best));
+  }
+}
+
+// The ranks of the counted rank and node causes.
+std::set<std::int32_t> culprits_of(const auto& by, std::span<const std::int32_t> node_of) {
+  std::set<std::int32_t> out;
+  for (const auto& [k, c] : by) {
+    if (!c.counted) continue;
+    if (c.kind == outlier_kind::rank) out.insert(c.rank);
+    for (std::size_t i = 0; c.kind == outlier_kind::node && i < node_of.size(); ++i)
+      if (node_of[i] == c.node) out.insert(static_cast<std::int32_t>(i));
+  }
+  return out;
+}
+
+}  // namespace
+
+job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t> node_of) {
   job_verdict v;
   using key = std::tuple<outlier_kind, outlier_basis, std::int32_t, std::int32_t, std::int32_t>;
   std::map<key, folded_cause> by;
-  std::set<std::pair<std::int32_t, std::int32_t>> confirmed, cleared;
+  std::set<pair_key> confirmed, cleared;
   for (const auto& run : runs) {
-    confirmed.insert(run.confirmed.begin(), run.confirmed.end());
-    cleared.insert(run.cleared.begin(), run.cleared.end());
+    for (const auto& a : run.alone) {
+      (a.still_slow ? confirmed : cleared).emplace(static_cast<std::int32_t>(a.src), static_cast<std::int32_t>(a.dst));
+    }
     ++v.runs;
     if (!run.report) continue;
     v.runs_judged += run.judged;
@@ -78,7 +236,6 @@ job_verdict fold(std::span<const judged_run> runs) {
   const auto cleared_rank = [&](std::int32_t rank) {
     return confirmed_sends(rank) == 0 && sends_in(cleared, rank) >= 2;
   };
-  std::set<std::int32_t> counted_ranks;
   for (auto& [k, c] : by) {
     // a failed pair needs no majority: a completion error is not noise
     const bool most = 2 * c.runs.size() > std::max<std::uint32_t>(v.runs_judged, 1);
@@ -91,11 +248,31 @@ job_verdict fold(std::span<const judged_run> runs) {
                 (suspect ? confirmed.contains({c.rank, c.peer}) || (most && c.runs.size() >= 2) : most) ||
                 (c.kind == outlier_kind::rank && confirmed_sends(c.rank) >= 2);
     if (c.kind == outlier_kind::rank && cleared_rank(c.rank)) c.counted = false;
-    if (c.counted && c.kind == outlier_kind::rank) counted_ranks.insert(c.rank);
   }
+  // what the runs missed and the retest found: a rank or node already named by a run counts
+  // under the run's figures; one no run named is added with the figures alone
+  const auto node_counted = [&](std::int32_t node) {
+    return node >= 0 && std::ranges::any_of(by, [&](const auto& e) {
+             const folded_cause& c = e.second;
+             return c.counted && c.node == node && (c.kind == outlier_kind::node || c.kind == outlier_kind::rank);
+           });
+  };
+  for (auto& a : slow_alone(runs, node_of, culprits_of(by, node_of))) {
+    if (node_counted(a.node) && a.kind == outlier_kind::node) continue;
+    bool named = false;
+    for (auto& [k, c] : by) {
+      if (c.kind != a.kind || (a.kind == outlier_kind::node ? c.node != a.node : c.rank != a.rank)) continue;
+      c.counted = named = true;
+    }
+    const bool covered = a.kind == outlier_kind::rank && std::ranges::any_of(by, [&](const auto& e) {
+                           return e.second.counted && e.second.kind == outlier_kind::node && e.second.node == a.node;
+                         });
+    if (!named && !covered) by.try_emplace(key{a.kind, a.basis, a.node, a.rank, a.peer}, std::move(a));
+  }
+  // a link that touches a counted rank or node is that cause's, named once (as the rank or node)
+  const std::set<std::int32_t> culprits = culprits_of(by, node_of);
   for (auto& [k, c] : by) {
-    // a link from a counted rank is that rank's cause, named once (as the rank)
-    if (c.kind == outlier_kind::link && counted_ranks.contains(c.rank)) c.counted = false;
+    if (c.kind == outlier_kind::link && (culprits.contains(c.rank) || culprits.contains(c.peer))) c.counted = false;
     if (c.counted) v.status = c.kind == outlier_kind::failed ? health::failed : std::max(v.status, health::degraded);
     v.causes.push_back(c);
   }

@@ -97,10 +97,9 @@ egress=$(egress_gbps "$tmp/health-ok-$job.out" 2 3)
 kbit=$(awk -v g="$egress" 'BEGIN { printf "%d", g * 1e6 / 2 }')
 echo "== node2's port carried $egress Gb/s: tbf at $kbit kbit/s"
 if [ "$kbit" -gt 0 ] && root_tc qdisc add dev roce2 root tbf rate "${kbit}kbit" burst 256kb latency 400ms; then
+  # one job: under stress-ng the run's noise (±37 %) once hid node2, whose sends the retest still
+  # found slow alone (2026-11-25); the verdict now counts that (basis retest)
   health health-sick
-  # a miss (read healthy) gets one more job, as vm.verdict's mild case: under stress-ng the run's
-  # noise (±37 %) once hid node2, whose sends the retest still found slow alone (2026-11-25)
-  if [ "$rc" = 0 ]; then echo "   health-sick: missed (read healthy): one more job"; health health-sick; fi
   root_tc qdisc del dev roce2 root
   [ "$rc" = 5 ] || fail "sick health job: exit $rc, expected 5 (degraded)"
   sinfo -N -o "%N %T %E" | sed 's/^/    /'

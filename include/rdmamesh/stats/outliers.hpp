@@ -39,6 +39,7 @@ enum class outlier_basis : std::uint8_t {
   noise,   // slow against its cohort, beyond the run's noise
   expect,  // below the --expect floor
   failed,  // a failed pair
+  retest,  // the job's verdict only: most of a side's pairs still slow alone in a retest
 };
 const char* to_string(outlier_basis b);
 

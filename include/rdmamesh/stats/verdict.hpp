@@ -1,8 +1,9 @@
 // The job's verdict: every run's causes folded into one list, each with the runs that named it.
 // A cause counts (and is acted on: its node drained by the health job) when it was named in more
 // than half of the bandwidth runs that were judged, or when a retest confirmed it; one named
-// less often is listed as seen, not acted on. Failed pairs fail the job; counted causes make it
-// degraded; else it is healthy.
+// less often is listed as seen, not acted on. A rank or node no run named counts too when the
+// retest found most of its pairs still slow alone (basis retest). Failed pairs fail the job;
+// counted causes make it degraded; else it is healthy.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "rdmamesh/stats/outliers.hpp"
+#include "rdmamesh/stats/retest.hpp"
 
 namespace rdmamesh::stats {
 
@@ -24,9 +26,8 @@ struct judged_run {
   std::string label;  // "mesh 64 KiB"
   const outlier_report* report = nullptr;
   bool judged = false;  // the finder could measure the run's noise (or the run had causes)
-  // --retest: the pairs its retest found still slow alone (src, dst), and those it found fine
-  std::vector<std::pair<std::int32_t, std::int32_t>> confirmed;
-  std::vector<std::pair<std::int32_t, std::int32_t>> cleared;
+  // --retest: its slow pairs measured alone beside control pairs (still slow or fine)
+  std::vector<retest_verdict> alone;
 };
 
 struct folded_cause {
@@ -39,7 +40,7 @@ struct folded_cause {
   double recv_lo = 0, recv_hi = 0;
   std::uint32_t pairs = 0;  // the most slow pairs it explained in one run
   std::uint32_t fine = 0;   // ... and its fine pairs then
-  bool counted = false;     // named in more than half of the judged runs (a suspect: see is_suspect)
+  bool counted = false;     // acted on: see fold
 };
 
 struct job_verdict {
@@ -49,6 +50,8 @@ struct job_verdict {
   std::vector<folded_cause> causes;  // counted first (failed, fabric, node, rank, link), then by runs
 };
 
-job_verdict fold(std::span<const judged_run> runs);
+// `node_of`: each rank's node (empty: unknown), to tell a rank's or node's fault from the pairs
+// it shares with one slow peer node.
+job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t> node_of = {});
 
 }  // namespace rdmamesh::stats
