@@ -23,6 +23,9 @@ def main():
     ap.add_argument("--sizes", default=None, help="comma list of sizes in bytes, in run order")
     ap.add_argument("--iters", type=int, help="iterations mode: exact message or sample counts per pair")
     ap.add_argument("--verify", action="store_true", help="payloads were verified")
+    ap.add_argument("--same-memory-as", metavar="OTHER.h5",
+                    help="every rank of both files registered the same bytes (/ranks/registered_bytes): memory "
+                         "flat in N without --verify")
     ap.add_argument("--stalled", type=int, help="RDMAMESH_FAULT=stall:RANK: that rank measured 0 s in run 0, "
                                                 "every other rank more; its figures and series are NaN")
     a = ap.parse_args()
@@ -37,6 +40,12 @@ def main():
     patterns = (a.patterns or ("mesh" if a.mode == "bw" else "pairs")).split(",")
     sizes = [int(s) for s in a.sizes.split(",")] if a.sizes else None
 
+    if a.same_memory_as:
+        with h5py.File(a.file, "r") as f, h5py.File(a.same_memory_as, "r") as g:
+            mine, theirs = f["ranks/registered_bytes"][()], g["ranks/registered_bytes"][()]
+            check(len(set(mine)) == 1 and set(mine) == set(theirs),
+                  f"registered bytes per rank: {sorted(set(mine))} at {len(mine)} ranks, {sorted(set(theirs))} at "
+                  f"{len(theirs)}: not the same at every N")
     with h5py.File(a.file, "r") as f:
         check(f.attrs["schema"] == "rdmamesh/2", f"schema is {f.attrs['schema']!r}")
         check(int(f.attrs["n_ranks"]) == n, f"n_ranks is {f.attrs['n_ranks']}, expected {n}")

@@ -3,7 +3,8 @@
 # verified payloads for shift and pairs at N = 6; the QPs each rank holds while those jobs
 # run, counted from rdma-core's view (`rdma resource show qp`), never more than the round's
 # partners need (and N-1 with all, so the count can tell them apart), with -q 2 too; the
-# device-limit check that a job fits per round where it would not with every peer connected.
+# device-limit check that a job fits per round where it would not with every peer connected;
+# registered memory per rank the same at 3 and 12 ranks without --verify.
 source "$(dirname "$0")/lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 
@@ -133,6 +134,17 @@ if out=$(max_qps qps-q2 6 --pattern shift -q 2 -s 4K -n 800 --connect round); th
 else
   fail "qps shift -q 2: rdmamesh exited non-zero"
 fi
+
+# memory flat in N: without --verify every peer writes into one shared receive region, so a
+# rank of a 12-rank mesh registers what a rank of a 3-rank mesh does
+for np_ in 3 12; do
+  t0=$SECONDS
+  mpirun -np "$np_" "$bin" --op write -s 64K -n 10 --bind none --quiet -o "$tmp/mem$np_.h5" >"$tmp/mem$np_.txt" 2>&1 ||
+    { cat "$tmp/mem$np_.txt"; fail "mem$np_: rdmamesh exited non-zero"; }
+  echo "== $np_-rank mesh, 64 KiB: $(grep -o 'per rank up to [^;]*' "$tmp/mem$np_.txt"); took $((SECONDS - t0)) s"
+done
+later "mem12: registers per rank what mem3 does" "$here/check_results.py" "$tmp/mem12.h5" --ranks 12 --op write \
+  --sizes 65536 --iters 10 --same-memory-as "$tmp/mem3.h5"
 
 # the limit check: 4 ranks x 2 shift partners fit max_qp 8 per round; every peer (12) does not
 echo "== RDMAMESH_TEST_MAX_QP=8: shift per round fits, --connect all does not"

@@ -69,13 +69,25 @@ later "slow-link: retest in the results file" "$check" "$tmp/slow-link.h5" retes
 
 launch slow-rank 'slow:2:*:30' -- -np 4 "$bin" -s 64K -D 2 --slow 60 --retest -o "$tmp/slow-rank.h5"
 [ "$rc" = 5 ] || fail "slow-rank: exit $rc, expected 5 (degraded: slow is not failed)"
-[ "$(grep -c '^# slow: ' "$tmp/slow-rank.txt")" = 1 ] || fail "slow-rank: expected exactly one '# slow:' line"
-grep -qE "^# slow: rank 2 \(softroce-vm, rxe0\): its sends at [0-9.]+ % of the median; [23] slow pair\(s\)(, 1 fine)?$" "$tmp/slow-rank.txt" ||
-  fail "slow-rank: the slow rank is not named as a rank"
-later "slow-rank: results file" "$check" "$tmp/slow-rank.h5" outlier rank 2 -1
-# the pairs named under the rank (2 or 3 of its sends, as the '# slow:' line says) go again
-grep -qE "^# slow: rank 2 .*; $(grep -cE '^# retest of run 0: rank 2 .* still slow alone \(its link or NIC\)$' "$tmp/slow-rank.txt") slow pair\(s\)(, 1 fine)?$" \
-  "$tmp/slow-rank.txt" || fail "slow-rank: a retest line per slow send of rank 2, each still slow alone"
+still=$(grep -cE '^# retest of run 0: rank 2 .* still slow alone \(its link or NIC\)$' "$tmp/slow-rank.txt")
+if grep -q '^# slow: ' "$tmp/slow-rank.txt"; then
+  [ "$(grep -c '^# slow: ' "$tmp/slow-rank.txt")" = 1 ] || fail "slow-rank: expected exactly one '# slow:' line"
+  grep -qE "^# slow: rank 2 \(softroce-vm, rxe0\): its sends at [0-9.]+ % of the median; [23] slow pair\(s\)(, 1 fine)?$" "$tmp/slow-rank.txt" ||
+    fail "slow-rank: the slow rank is not named as a rank"
+  later "slow-rank: results file" "$check" "$tmp/slow-rank.h5" outlier rank 2 -1
+  # the pairs named under the rank (2 or 3 of its sends, as the '# slow:' line says) go again
+  grep -qE "^# slow: rank 2 .*; $still slow pair\(s\)(, 1 fine)?$" "$tmp/slow-rank.txt" ||
+    fail "slow-rank: a retest line per slow send of rank 2, each still slow alone"
+else
+  # the run's noise hid it (a loaded machine, 2026-11-25: ±84 % against rank 2's ~50 %); its
+  # sends, the run's slowest pairs, go again alone, and the verdict names rank 2 from the retest
+  echo "   slow-rank: inside the run's noise; named by the retest"
+  [ "$still" -ge 2 ] || fail "slow-rank: $still of rank 2's sends still slow alone, expected two or more"
+  grep -qE "^#   rank 2 \(softroce-vm, rxe0\): its sends at [0-9.–]+ % of the control pairs alone in the retest of 1 of 1 runs \(mesh 64K\); $still pair\(s\) still slow alone, 0 fine$" \
+    "$tmp/slow-rank.txt" || fail "slow-rank: the verdict does not name rank 2 from the retest"
+  later "slow-rank: the verdict file names rank 2's node, from the retest" "$here/check_verdict.py" \
+    "$tmp/slow-rank.h5" "$tmp/slow-rank.verdict.json" --node softroce-vm
+fi
 later "slow-rank: retest in the results file" "$check" "$tmp/slow-rank.h5" retest 2:0,2:1,2:3 2
 
 # A round far longer than --timeout is not a dead peer: one-sided WRITEs (the receiver sees
