@@ -61,11 +61,23 @@ struct alone_evidence {
     }
     for (const auto& [k, pct] : slow) fine.erase(k);
   }
-  // pairs with an end at a culprit are that culprit's evidence, not another cause's
-  void forget(const std::set<std::int32_t>& culprits) {
+  // pairs with an end at a culprit are that culprit's evidence, not another cause's; so are the
+  // pairs across nodes with an end on a culprit's node, which cross its port (a loaded run once
+  // named node1's rank for two slow receives, one of them from the sick node's other rank)
+  void forget(const std::set<std::int32_t>& culprits, std::span<const std::int32_t> node_of) {
+    std::set<std::int32_t> ports;
+    for (auto r : culprits)
+      if (static_cast<std::size_t>(r) < node_of.size()) ports.insert(node_of[static_cast<std::size_t>(r)]);
+    const auto on_port = [&](std::int32_t r) {
+      return static_cast<std::size_t>(r) < node_of.size() && ports.contains(node_of[static_cast<std::size_t>(r)]);
+    };
     for (auto* m : {&slow, &fine})
-      std::erase_if(
-          *m, [&](const auto& e) { return culprits.contains(e.first.first) || culprits.contains(e.first.second); });
+      std::erase_if(*m, [&](const auto& e) {
+        const auto [a, b] = e.first;
+        return culprits.contains(a) || culprits.contains(b) ||
+               (across_nodes(node_of, static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b)) &&
+                (on_port(a) || on_port(b)));
+      });
   }
 };
 
@@ -172,7 +184,7 @@ std::vector<folded_cause> slow_alone(std::span<const judged_run> jobs, std::span
   alone_evidence e(jobs);
   std::vector<folded_cause> out;
   for (;;) {
-    e.forget(culprits);
+    e.forget(culprits, node_of);
     auto found = candidates(e, jobs, node_of);
     if (found.empty()) return out;
     auto best = std::ranges::max_element(found, {}, &folded_cause::pairs);

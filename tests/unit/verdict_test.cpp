@@ -192,6 +192,27 @@ TEST_CASE("a rank whose slow pairs alone come mostly from a slow node is that no
   CHECK(v.causes[0].counted);
 }
 
+TEST_CASE("pairs across nodes at a culprit's node are its port's evidence, not another rank's") {
+  // seen under stress-ng: node2 shaped, rank 2's four sends slow alone, rank 3's one; rank 1
+  // (node1) then had two slow receives alone, from rank 3 and from node3
+  const std::vector<std::int32_t> node_of{0, 0, 1, 1, 2, 2};
+  outlier_report clean;
+  std::vector<judged_run> runs{{0, "mesh 4 KiB", &clean, true, {}}};
+  runs[0].alone = {alone(2, 0, true, 20), alone(2, 1, true, 30), alone(2, 4, true, 50),
+                   alone(2, 5, true, 57), alone(3, 1, true, 24), alone(4, 1, true, 47)};
+  auto v = fold(runs, node_of);
+  REQUIRE(v.causes.size() == 1);
+  CHECK(v.causes[0].kind == outlier_kind::rank);
+  CHECK(v.causes[0].rank == 2);
+  // within one node (a one-node job) only the culprit's own pairs are its evidence
+  const std::vector<std::int32_t> one_node{0, 0, 0, 0};
+  runs[0].alone = {alone(2, 0, true), alone(2, 1, true), alone(2, 3, true), alone(0, 3, true), alone(1, 3, true)};
+  v = fold(runs, one_node);
+  REQUIRE(v.causes.size() == 2);
+  CHECK(v.causes[0].rank == 2);
+  CHECK(v.causes[1].rank == 3);  // its receives from 0 and 1
+}
+
 TEST_CASE("pairs slow alone into one node name that node's receives, not each sender") {
   // node2's port slow inbound: every sender's pairs into ranks 2 and 3 are slow alone, and each
   // sender's slow pairs go to one node only

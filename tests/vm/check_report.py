@@ -220,8 +220,13 @@ def report(a):
     def slow_alone(culprits):  # greedy: the cause explaining the most slow pairs, then the rest
         out = []
         while True:
-            conf = {p for p in confirmed if not set(p) & culprits}
-            clr = {p for p in cleared - confirmed if not set(p) & culprits}
+            ports = {node_of[r] for r in culprits}  # pairs across nodes at a culprit's node cross its port
+
+            def kept(p):
+                return not set(p) & culprits and not (node_of[p[0]] != node_of[p[1]] and
+                                                      (node_of[p[0]] in ports or node_of[p[1]] in ports))
+            conf = {p for p in confirmed if kept(p)}
+            clr = {p for p in cleared - confirmed if kept(p)}
             per = {r: slow_side(conf, clr, r, True) + slow_side(conf, clr, r, False) for p in conf | clr for r in p}
             per = {r: n for r, n in per.items() if n}
             nodes = sorted((n for n in set(node_of) if len(ranks_on(n)) >= 2 and all(r in per for r in ranks_on(n))),

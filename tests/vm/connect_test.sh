@@ -139,8 +139,11 @@ fi
 # rank of a 12-rank mesh registers what a rank of a 3-rank mesh does
 for np_ in 3 12; do
   t0=$SECONDS
-  mpirun -np "$np_" "$bin" --op write -s 64K -n 10 --bind none --quiet -o "$tmp/mem$np_.h5" >"$tmp/mem$np_.txt" 2>&1 ||
-    { cat "$tmp/mem$np_.txt"; fail "mem$np_: rdmamesh exited non-zero"; }
+  # exit 0, or 5 where a loaded run names a rank starved of CPU (12 ranks on 2 vCPUs under
+  # stress-ng once read rank 0 at 89 %): memory is what this checks
+  mpirun -np "$np_" "$bin" --op write -s 64K -n 10 --bind none --quiet -o "$tmp/mem$np_.h5" >"$tmp/mem$np_.txt" 2>&1
+  rc=$?
+  [ "$rc" = 0 ] || [ "$rc" = 5 ] || { cat "$tmp/mem$np_.txt"; fail "mem$np_: rdmamesh exited $rc"; }
   echo "== $np_-rank mesh, 64 KiB: $(grep -o 'per rank up to [^;]*' "$tmp/mem$np_.txt"); took $((SECONDS - t0)) s"
 done
 later "mem12: registers per rank what mem3 does" "$here/check_results.py" "$tmp/mem12.h5" --ranks 12 --op write \

@@ -75,20 +75,24 @@ if grep -q '^# slow: ' "$tmp/slow-rank.txt"; then
   grep -qE "^# slow: rank 2 \(softroce-vm, rxe0\): its sends at [0-9.]+ % of the median; [23] slow pair\(s\)(, 1 fine)?$" "$tmp/slow-rank.txt" ||
     fail "slow-rank: the slow rank is not named as a rank"
   later "slow-rank: results file" "$check" "$tmp/slow-rank.h5" outlier rank 2 -1
-  # the pairs named under the rank (2 or 3 of its sends, as the '# slow:' line says) go again
-  grep -qE "^# slow: rank 2 .*; $still slow pair\(s\)(, 1 fine)?$" "$tmp/slow-rank.txt" ||
-    fail "slow-rank: a retest line per slow send of rank 2, each still slow alone"
+  # the pairs named under the rank (2 or 3 of its sends, as the '# slow:' line says) go again,
+  # most of them (two at least) still slow alone: under stress-ng one of three once read 74 %
+  # of the controls alone, the controls as starved of CPU as the paced rank
+  named=$(grep -oE "^# slow: rank 2 .*; [0-9]+ slow pair" "$tmp/slow-rank.txt" | grep -oE "[0-9]+ slow pair$" | cut -d' ' -f1)
+  [ "$(grep -cE '^# retest of run 0: rank 2 ' "$tmp/slow-rank.txt")" = "${named:-x}" ] && [ "$still" -ge 2 ] &&
+    [ $((2 * still)) -gt "$named" ] ||
+    fail "slow-rank: $still of rank 2's $named named sends still slow alone in the retest, expected most and two at least"
 else
   # the run's noise hid it (a loaded machine, 2026-11-25: ±84 % against rank 2's ~50 %); its
   # sends, the run's slowest pairs, go again alone, and the verdict names rank 2 from the retest
   echo "   slow-rank: inside the run's noise; named by the retest"
   [ "$still" -ge 2 ] || fail "slow-rank: $still of rank 2's sends still slow alone, expected two or more"
-  grep -qE "^#   rank 2 \(softroce-vm, rxe0\): its sends at [0-9.–]+ % of the control pairs alone in the retest of 1 of 1 runs \(mesh 64K\); $still pair\(s\) still slow alone, 0 fine$" \
+  grep -qE "^#   rank 2 \(softroce-vm, rxe0\): its sends at [0-9.–]+ % of the control pairs alone in the retest of 1 of 1 runs \(mesh 64K\); $still pair\(s\) still slow alone, [01] fine$" \
     "$tmp/slow-rank.txt" || fail "slow-rank: the verdict does not name rank 2 from the retest"
   later "slow-rank: the verdict file names rank 2's node, from the retest" "$here/check_verdict.py" \
     "$tmp/slow-rank.h5" "$tmp/slow-rank.verdict.json" --node softroce-vm
 fi
-later "slow-rank: retest in the results file" "$check" "$tmp/slow-rank.h5" retest 2:0,2:1,2:3 2
+later "slow-rank: retest in the results file" "$check" "$tmp/slow-rank.h5" retest 2:0,2:1,2:3 2 most
 
 # A round far longer than --timeout is not a dead peer: one-sided WRITEs (the receiver sees
 # no completion at all), 2 ranks, each direction's round over 2 x --timeout. Exit 0, exact counts.
