@@ -110,17 +110,20 @@ side_figures judge_side(const alone_evidence& e, std::int32_t rank, bool sends, 
   return f;
 }
 
+// a run among those that showed the cause, once
+void add_run(folded_cause& c, std::uint32_t index, const std::string& label) {
+  if (std::ranges::find(c.runs, index) != c.runs.end()) return;
+  c.runs.push_back(index);
+  c.labels.push_back(label);
+}
+
 void add_side(folded_cause& c, const side_figures& f, bool sends, std::span<const judged_run> jobs) {
   (sends ? c.send_lo : c.recv_lo) = f.lo;
   (sends ? c.send_hi : c.recv_hi) = f.hi;
   c.pairs += f.pairs;
   c.fine += f.fine;
-  for (auto i : f.runs) {
-    if (std::ranges::find(c.runs, i) != c.runs.end()) continue;
-    c.runs.push_back(i);
-    for (const auto& r : jobs)
-      if (r.index == i) c.labels.push_back(r.label);
-  }
+  for (const auto& r : jobs)
+    if (f.runs.contains(r.index)) add_run(c, r.index, r.label);
 }
 
 // The ranks with a side slow alone, merged into their node where every rank of it (two or more) has one.
@@ -161,11 +164,7 @@ std::vector<folded_cause> candidates(const alone_evidence& e, std::span<const ju
       widen(m->recv_hi, n.recv_lo, n.recv_hi);
       n.pairs += m->pairs;
       n.fine += m->fine;
-      for (std::size_t i = 0; i < m->runs.size(); ++i) {
-        if (std::ranges::find(n.runs, m->runs[i]) != n.runs.end()) continue;
-        n.runs.push_back(m->runs[i]);
-        n.labels.push_back(m->labels[i]);
-      }
+      for (std::size_t i = 0; i < m->runs.size(); ++i) add_run(n, m->runs[i], m->labels[i]);
     }
     done.insert(c.node);
     out.push_back(std::move(n));
@@ -179,9 +178,8 @@ std::vector<folded_cause> candidates(const alone_evidence& e, std::span<const ju
 // runs once held a node at half rate inside ±37 %, where its six sends alone read 45–55 %). The
 // one that explains the most slow pairs first; the pairs at its ends are then its evidence (a
 // rank receiving from that node once read slow beside it on pairs from it), and so on.
-std::vector<folded_cause> slow_alone(std::span<const judged_run> jobs, std::span<const std::int32_t> node_of,
-                                     std::set<std::int32_t> culprits) {
-  alone_evidence e(jobs);
+std::vector<folded_cause> slow_alone(alone_evidence e, std::span<const judged_run> jobs,
+                                     std::span<const std::int32_t> node_of, std::set<std::int32_t> culprits) {
   std::vector<folded_cause> out;
   for (;;) {
     e.forget(culprits, node_of);
@@ -213,11 +211,10 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
   job_verdict v;
   using key = std::tuple<outlier_kind, outlier_basis, std::int32_t, std::int32_t, std::int32_t>;
   std::map<key, folded_cause> by;
-  std::set<pair_key> confirmed, cleared;
+  const alone_evidence alone(runs);
+  const auto& confirmed = alone.slow;  // still slow in a retest
+  const auto& cleared = alone.fine;    // fine in every retest that measured it
   for (const auto& run : runs) {
-    for (const auto& a : run.alone) {
-      (a.still_slow ? confirmed : cleared).emplace(static_cast<std::int32_t>(a.src), static_cast<std::int32_t>(a.dst));
-    }
     ++v.runs;
     if (!run.report) continue;
     v.runs_judged += run.judged;
@@ -240,7 +237,7 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
   // a retest measures a pair alone, beside healthy controls: stronger evidence than a majority
   // of runs, where the noise of busy rounds can hide a cause in some of them
   const auto sends_in = [](const auto& pairs, std::int32_t rank) {
-    return std::ranges::count_if(pairs, [&](const auto& p) { return p.first == rank; });
+    return std::ranges::count_if(pairs, [&](const auto& p) { return p.first.first == rank; });
   };
   const auto confirmed_sends = [&](std::int32_t rank) { return sends_in(confirmed, rank); };
   // a rank whose sends the retest measured alone and found fine (two or more, none still slow)
@@ -257,7 +254,7 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
     // found two or more of them fine alone and none slow.
     const bool suspect = is_suspect(c.kind, c.basis);
     c.counted = c.kind == outlier_kind::failed ||
-                (suspect ? confirmed.contains({c.rank, c.peer}) || (most && c.runs.size() >= 2) : most) ||
+                (suspect ? confirmed.contains(pair_key{c.rank, c.peer}) || (most && c.runs.size() >= 2) : most) ||
                 (c.kind == outlier_kind::rank && confirmed_sends(c.rank) >= 2);
     if (c.kind == outlier_kind::rank && cleared_rank(c.rank)) c.counted = false;
   }
@@ -269,7 +266,7 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
              return c.counted && c.node == node && (c.kind == outlier_kind::node || c.kind == outlier_kind::rank);
            });
   };
-  for (auto& a : slow_alone(runs, node_of, culprits_of(by, node_of))) {
+  for (auto& a : slow_alone(alone, runs, node_of, culprits_of(by, node_of))) {
     if (node_counted(a.node) && a.kind == outlier_kind::node) continue;
     bool named = false;
     for (auto& [k, c] : by) {
