@@ -5,7 +5,9 @@
                                                     drain; every run of FILE names no cause
   check_verdict.py FILE.h5 VERDICT.json --node NODE status degraded; the one counted cause is the
                                                     node NODE (or ranks on it only), NODE the one
-                                                    node to drain, with rdmamesh's reason
+                                                    node to drain, with rdmamesh's reason; pairs
+                                                    that failed with an end on NODE are NODE's
+                                                    (status failed then)
   check_verdict.py compare BEFORE.h5 AFTER.h5 NODE  analysis/compare names node NODE first, slower
 In both verdict forms the file's /verdict is the same document and its root says the same status.
 """
@@ -33,9 +35,16 @@ def text(v):
 def verdict(path, doc_path, healthy, node):
     doc = json.load(open(doc_path))
     check(doc.get("schema") == "rdmamesh-verdict/1", f"schema {doc.get('schema')!r}")
-    check(doc.get("complete") is True and doc.get("ended") == "ok", f"complete {doc.get('complete')}, "
-                                                                    f"ended {doc.get('ended')!r}")
     counted = [c for c in doc["causes"] if c["counted"]]
+    # a failed pair at the sick node's port is its (rxe can fail a QP there): the job failed, and
+    # still names that node alone to drain
+    failed = [c for c in counted if c["kind"] == "failed"] if node else []
+    for c in failed:
+        check(node in c["nodes"], f"a pair failed away from {node}: {c['text']}")
+    counted = [c for c in counted if c not in failed]
+    ended = "finished with failures" if failed else "ok"
+    check(doc.get("complete") is True and doc.get("ended") == ended, f"complete {doc.get('complete')}, "
+                                                                     f"ended {doc.get('ended')!r}")
     with h5py.File(path, "r") as f:
         inner = json.loads(text(f["verdict"][0]))
         check(inner["status"] == doc["status"] and inner["causes"] == doc["causes"] and inner["drain"] == doc["drain"],
@@ -54,7 +63,7 @@ def verdict(path, doc_path, healthy, node):
                 said = text(g["outliers"].attrs.get("verdict", "")) if "outliers" in g else ""
                 check(said.startswith(("# healthy: ", "# not judged: ")), f"run {g.name}: {said!r}")
         else:
-            check(doc["status"] == "degraded", f"status {doc['status']}")
+            check(doc["status"] == ("failed" if failed else "degraded"), f"status {doc['status']}")
             check(len(counted) == 1, f"{len(counted)} counted causes: {[c['text'] for c in counted]}")
             for c in counted:
                 check(c["kind"] in ("node", "rank") and c["nodes"] == [node],

@@ -66,6 +66,17 @@ egress_gbps() {
     END { print s + 0 }' "$file"
 }
 
+# failed_at CONSOLE RANK...: every pair the console lists as failed has an end on one of those
+# ranks (false when none failed). rxe under TCG can fail a QP at a port shaped by tc (a
+# responder's "remote invalid request" after the queue held the pair's packets, no drop counted:
+# 2 of ~10 CI runs on 2026-11-25); the job then exits 1, its verdict still names that node.
+failed_at() {
+  local console=$1 failed
+  shift
+  failed=$(sed -n 's/^# failed pairs: //p' "$console")
+  [ -n "$failed" ] && ! tr ' ' '\n' <<<"$failed" | grep -qvE "(^|>)($(tr ' ' '|' <<<"$*"))(-|$)"
+}
+
 # rank_pid R: the process id of MPI rank R of the running job
 rank_pid() {
   local p
