@@ -76,7 +76,7 @@ def fold(found):
         v = [abs(np.log(c[s])) for _, c in kv[1] for s in ("send", "recv") if np.isfinite(c[s]) and c[s] > 0]
         return -max(v, default=0)
 
-    order = {"node": 0, "rank": 1, "link": 2}
+    order = {"uplink": 0, "node": 1, "rank": 2, "link": 3}
     return sorted(by.items(), key=lambda kv: (-len(kv[1]), order[kv[0][1]], kv[0][0] != "slower", severity(kv)))
 
 
@@ -95,8 +95,10 @@ def describe(res, key, seen, total):
     for side in ("send", "recv"):
         v = [c[side] for _, c in seen if np.isfinite(c[side])]
         if v:
-            sides.append(f"its {'sends' if side == 'send' else 'receives'} at {span(v)}×")
-    who = res.who(rank) if kind == "rank" else f"node {res.node_name(node)}"
+            words = ("up", "down") if kind == "uplink" else ("its sends", "its receives")
+            sides.append(f"{words[0] if side == 'send' else words[1]} at {span(v)}×")
+    who = (res.who(rank) if kind == "rank" else f"uplink {res.uplink_subject(node, peer)}" if kind == "uplink"
+           else f"node {res.node_name(node)}")
     return f"{who}: {runs}: {' and '.join(sides)} {REL}"
 
 
@@ -105,13 +107,14 @@ def named_in(res, run, to_after):
     numbering: {(kind, node name, rank, peer): its figure}."""
     out = {}
     for c in run.causes:
-        if c.kind not in ("node", "rank", "link"):
+        if c.kind not in ("node", "rank", "link", "uplink"):
             continue
         rank = int(to_after[c.rank]) if c.rank >= 0 else -1
         peer = int(to_after[c.peer]) if c.peer >= 0 else -1
-        node = res.node_name(c.node) if c.kind == "node" else ""
-        sides = [f"its {w} at {v:.2g} %" for w, v in (("sends", c.send_pct), ("receives", c.recv_pct))
-                 if np.isfinite(v)]
+        node = (res.node_name(c.node) if c.kind == "node" else res.uplink_subject(c.node, c.peer)
+                if c.kind == "uplink" else "")
+        words = ("up", "down") if c.kind == "uplink" else ("its sends", "its receives")
+        sides = [f"{w} at {v:.2g} %" for w, v in zip(words, (c.send_pct, c.recv_pct)) if np.isfinite(v)]
         out[(c.kind, node, rank, peer)] = " and ".join(sides) + " of the median"
     return out
 
@@ -136,10 +139,10 @@ def new_causes(before, after, pairs, perm):
 
     def who(key):
         kind, node, rank, peer = key
-        return {"node": f"node {node}", "rank": after.who(rank)}.get(kind, f"link {after.who(rank)} -> "
-                                                                          f"{after.who(peer) if peer >= 0 else '?'}")
+        return {"node": f"node {node}", "uplink": f"uplink {node}", "rank": after.who(rank)}.get(
+            kind, f"link {after.who(rank)} -> {after.who(peer) if peer >= 0 else '?'}")
 
-    order = {"node": 0, "rank": 1, "link": 2}
+    order = {"uplink": 0, "node": 1, "rank": 2, "link": 3}
     n_bw = sum(a.mode == "bw" for _, a in pairs)
     lines = [f"{who(k)}: newly named in {len(v)} of {n_bw} matched runs ({', '.join(l for l, _ in v)}): "
              f"{v[0][1]} there, not named before"
@@ -183,7 +186,7 @@ def build(before, after, outdir, threshold):
         # time) and are counted apart, never named.
         rel = ratio / job
         slower = findings.localize(np.log(np.where(ok, ratio, 1.0)), ok, after.nodes,
-                                   a_run.data["round"].astype(int), np.log(lo))
+                                   a_run.data["round"].astype(int), np.log(lo), uplinks=after.uplinks())
         found += [(label, "slower", c) for c in slower]
         n_faster = int((ok & (rel > hi)).sum())
         if n_faster:

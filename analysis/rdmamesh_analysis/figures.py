@@ -61,15 +61,25 @@ def outline(ax, n, cells, color="black"):
         ax.add_patch(Rectangle((b - 0.5, a - 0.5), 1, 1, fill=False, ec=color, lw=2.2))
 
 
-def cause_cells(n, causes, nodes):
+def cause_cells(n, causes, nodes, under=None):
     """The cells of a heatmap each cause stands for: a link's pair, a rank's slow row and/or
-    column, every row and column of a node's ranks, a failed pair."""
+    column, every row and column of a node's ranks, a failed pair, an uplink's pairs out of
+    (up) and into (down) the ranks under its switch (`under(sw)`)."""
     cells = set()
     for c in causes:
         kind, rank, peer = c["kind"], c["rank"], c["peer"]
         send, recv = c.get("send", np.nan), c.get("recv", np.nan)
         if kind in ("link", "failed"):
             cells.add((rank, peer))
+            continue
+        if kind == "uplink":
+            inside = set(int(r) for r in (under(c["node"]) if under else []))
+            for r in inside:
+                for p in set(range(n)) - inside:
+                    if np.isfinite(send):
+                        cells.add((r, p))
+                    if np.isfinite(recv):
+                        cells.add((p, r))
             continue
         members = [rank] if kind == "rank" else list(np.flatnonzero(nodes == c["node"]))
         for r in members:
@@ -122,7 +132,7 @@ def run_heatmaps(res, run, path):
     median = float(np.nanmedian(panels[0][1])) if panels and np.isfinite(panels[0][1]).any() else float("nan")
     causes = [dict(kind=c.kind, node=c.node, rank=c.rank, peer=c.peer, send=c.send_pct, recv=c.recv_pct)
               for c in run.causes]
-    cells = cause_cells(res.n, causes, res.nodes)
+    cells = cause_cells(res.n, causes, res.nodes, res.ranks_under)
     fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels), 4.8), squeeze=False)
     for ax, (what, m) in zip(axes[0], panels):
         matrix_panel(ax, m, m / median if median > 0 else m * np.nan, res.nodes,
@@ -256,7 +266,7 @@ def timeseries_figure(res, run, path, worst=4):
 
 def ratio_heatmap(res, ratio, causes, title, path):
     """compare: B ÷ A per pair, the changed ranks and links outlined."""
-    cells = cause_cells(res.n, causes, res.nodes)
+    cells = cause_cells(res.n, causes, res.nodes, res.ranks_under)
     fig, ax = plt.subplots(figsize=(6.2, 5))
     matrix_panel(ax, ratio, ratio, res.nodes, title, cells, "after ÷ before", True)
     fig.tight_layout()

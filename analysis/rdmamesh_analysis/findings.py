@@ -25,6 +25,8 @@ class Finding:
             return f"node {res.node_name(self.node)} (ranks {_ranges(ranks)})"
         if self.kind == "rank":
             return res.who(self.rank)
+        if self.kind == "uplink":
+            return f"uplink {res.uplink_subject(self.node, self.peer)}"
         if self.kind == "link":
             return f"link {res.who(self.rank)} -> {res.who(self.peer)}"
         return f"pair {res.who(self.rank)} -> {res.who(self.peer)}"
@@ -37,7 +39,9 @@ class Finding:
         parts = []
         for side, v in (("sends", self.send_pct), ("receives", self.recv_pct)):
             v = [x for x in v if np.isfinite(x)]
-            if v:
+            if v and self.kind == "uplink":  # its sends go up it, its receives come down
+                parts.append(f"{'up' if side == 'sends' else 'down'} at {_span(v)} % of the median")
+            elif v:
                 parts.append(f"its {side} at {_span(v)} % of the median" if self.kind != "link"
                              else f"at {_span(v)} % of the median")
         return f"{self.subject(res)}: slow {seen} ({', '.join(self.runs)}): {' and '.join(parts)}"
@@ -72,13 +76,13 @@ def verdict(res):
             f.send_pct.append(c.send_pct)
             f.recv_pct.append(c.recv_pct)
             f.pairs = max(f.pairs, c.pairs)
-    order = {"failed": 0, "node": 1, "rank": 2, "link": 3}
+    order = {"failed": 0, "uplink": 1, "node": 2, "rank": 3, "link": 4}
 
     def worst(f):
         v = [x for x in f.send_pct + f.recv_pct if np.isfinite(x)]
         return min(v) if v else 0
 
-    return sorted(by_key.values(), key=lambda f: (-len(f.runs), order[f.kind], worst(f)))
+    return sorted(by_key.values(), key=lambda f: (-len(f.runs), order.get(f.kind, 5), worst(f)))
 
 
 def _seconds(v):
@@ -176,7 +180,7 @@ def _residuals(z, use, cls, rounds, min_spread):
     return e, spread
 
 
-def localize(logs, judged, nodes, rounds, floor, k=3.0, k_link=4.0, min_spread=0.02):
+def localize(logs, judged, nodes, rounds, floor, k=3.0, k_link=4.0, min_spread=0.02, uplinks=()):
     """The smallest causes of the pairs whose `logs` (a log ratio per pair, e.g. after ÷ before)
     fall below their cohort, by the rule rdmamesh applies to a run (stats/outliers.cpp): each
     pair against the median of its cohort (same class, within or across nodes, and same round
@@ -221,6 +225,17 @@ def localize(logs, judged, nodes, rounds, floor, k=3.0, k_link=4.0, min_spread=0
         return max(min_spread, spread) if np.isfinite(spread) else float("nan")
 
     members = []
+    # a switch's uplink (--topology: `uplinks`, (switch, ranks under it)): its pairs out of and
+    # into them; on a tie it yields to a node, as in rank 0's finder
+    same = {}  # two subtrees holding every rank: one candidate, its twin named beside it
+    for sw, under in uplinks:
+        on = np.zeros(n, dtype=bool)
+        on[np.asarray(under, dtype=int)] = True
+        twin = [m for m in members if (m[3] == ~on).all()]
+        if twin:
+            same[twin[0][1]] = int(sw)
+        elif 0 < on.sum() < n:
+            members.append(("uplink", int(sw), -1, on, True))
     if len(set(nodes.tolist())) > 1:
         members += [("node", int(nd), -1, nodes == nd, True) for nd in sorted(set(nodes.tolist()))]
     members += [("rank", int(nodes[r]), r, np.arange(n) == r, False) for r in range(n)]
@@ -248,13 +263,15 @@ def localize(logs, judged, nodes, rounds, floor, k=3.0, k_link=4.0, min_spread=0
                     named |= m
             slow = named & (z < floor)
             gain = int((slow & ~explained).sum())
-            if gain and (best is None or gain > best[0] or (gain == best[0] and on.sum() > best[1])):
-                best = (gain, on.sum(), i, sides, z)
+            size = 0 if kind == "uplink" else on.sum()
+            if gain and (best is None or gain > best[0] or (gain == best[0] and size > best[1])):
+                best = (gain, size, i, sides, z)
         if best is None:
             break
         _, _, i, sides, z = best
         kind, node, rank, _, _ = members.pop(i)
-        c = dict(kind=kind, node=node, rank=rank, peer=-1, send=float("nan"), recv=float("nan"), pairs=0, fine=0)
+        c = dict(kind=kind, node=node, rank=rank, peer=same.get(node, -1) if kind == "uplink" else -1,
+                 send=float("nan"), recv=float("nan"), pairs=0, fine=0)
         for (m, ok), key in zip(sides, ("send", "recv")):
             if ok:
                 c[key] = float(np.exp(np.median(z[m])))

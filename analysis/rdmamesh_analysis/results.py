@@ -106,6 +106,7 @@ class Results:
     sweeps: dict  # pattern -> {name: array}
     scaling: dict  # pattern -> {name: array}
     verdict: dict = None  # /verdict: the job's verdict as rank 0 wrote it (rdmamesh-verdict/1), if any
+    topology: dict = None  # /topology (--topology): switch, parent, leaf; node, node_leaf; source
 
     @property
     def n(self):
@@ -126,6 +127,44 @@ class Results:
     def node_name(self, node):
         ranks = np.flatnonzero(self.nodes == node)
         return self.ranks["hostname"][ranks[0]] if len(ranks) else f"node {node}"
+
+    def uplink_name(self, sw):
+        """'leaf1-spine (node1,node2)', as the console names a switch's uplink."""
+        t = self.topology
+        if not t or not 0 <= sw < len(t["switch"]):
+            return f"switch {sw}"
+        parent = int(t["parent"][sw])
+        up = f"{t['switch'][sw]}-{t['switch'][parent]}" if parent >= 0 else t["switch"][sw]
+        hosts = [h for i, h in enumerate(t["node"]) if self._under(int(t["node_leaf"][i]), sw)]
+        return f"{up} ({','.join(hosts)})"
+
+    def uplink_subject(self, sw, same):
+        """As the console: with two subtrees, both uplinks (the same pairs the other way)."""
+        if same < 0:
+            return self.uplink_name(sw)
+        return f"{self.uplink_name(sw)} (or {self.uplink_name(same)}, the same pairs the other way)"
+
+    def _under(self, leaf, sw):
+        while leaf >= 0:
+            if leaf == sw:
+                return True
+            leaf = int(self.topology["parent"][leaf])
+        return False
+
+    def uplinks(self):
+        """(switch, ranks under it) for every switch with one above it: the finder's uplinks."""
+        if not self.topology:
+            return []
+        return [(sw, self.ranks_under(sw)) for sw, p in enumerate(self.topology["parent"]) if int(p) >= 0]
+
+    def ranks_under(self, sw):
+        """The ranks whose node sits under switch `sw` (its subtree)."""
+        if not self.topology:
+            return np.array([], dtype=int)
+        t = self.topology
+        leaf_of = {h: int(l) for h, l in zip(t["node"], t["node_leaf"])}
+        short = [h.split(".")[0] for h in self.ranks["hostname"]]
+        return np.array([r for r, h in enumerate(short) if self._under(leaf_of.get(h, -1), sw)], dtype=int)
 
     def bw_runs(self):
         """Bandwidth runs of the job's plan (retests, a few pairs alone, are apart)."""
@@ -188,5 +227,9 @@ def load(path):
         sweeps = {p: _read_group(g) for p, g in f.get("sweeps", {}).items()}
         scaling = {p: _read_group(g) for p, g in f.get("scaling", {}).items()}
         verdict = json.loads(text(f["verdict"][0])) if "verdict" in f else None
+        topology = None
+        if "topology" in f:
+            topology = _read_group(f["topology"])
+            topology.update(_attrs(f["topology"]))
     return Results(path=path, attrs=attrs, config=config, ranks=ranks, runs=runs, sweeps=sweeps, scaling=scaling,
-                   verdict=verdict)
+                   verdict=verdict, topology=topology)

@@ -92,7 +92,8 @@ int run_job(const mpi::world& w, const options& o, setup& s) {
                       .ended = "",
                       .complete = false,
                       .expect_bps = s.expect_floor_bps,
-                      .expect_how = s.expect_how},
+                      .expect_how = s.expect_how,
+                      .uplinks = s.uplink_names},
                      s.ranks);
   }
   stop_noter noter(file ? &book : nullptr);
@@ -130,6 +131,8 @@ int run_job(const mpi::world& w, const options& o, setup& s) {
                   s.layout.window,
                   s.ranks,
                   s.node_of,
+                  s.uplinks,
+                  s.uplink_names,
                   static_cast<std::uint32_t>(s.node.nodes),
                   dog,
                   live,

@@ -148,7 +148,7 @@ std::string ledger::finish(bool complete, const std::string& status) {
   if (o_.mode == mode_kind::bw) {
     const stats::job_verdict v = judge();
     health_ = v.status;
-    for (const auto& l : io::verdict_lines(v, ranks_, verdict_ctx_.expect_bps)) lines += l + "\n";
+    for (const auto& l : io::verdict_lines(v, ranks_, verdict_ctx_)) lines += l + "\n";
     write_verdict(v, complete, status);
   }
   if (file_) file_->finish(complete, status);

@@ -5,14 +5,19 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <memory>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "rdmamesh/app/agree.hpp"
 #include "rdmamesh/app/context.hpp"
 #include "rdmamesh/app/provenance.hpp"
 #include "rdmamesh/app/same_options.hpp"
 #include "rdmamesh/fabric/placement.hpp"
+#include "rdmamesh/fabric/rank_info.hpp"
 #include "rdmamesh/fabric/select.hpp"
 #include "rdmamesh/fabric/topology.hpp"
 #include "rdmamesh/io/report.hpp"
@@ -54,6 +59,71 @@ int plan_job(const mpi::world& w, const options& o, setup& s) {
       s.steps = plan::scaling_steps(s.local_of, *std::max_element(s.local_of.begin(), s.local_of.end()) + 1);
     }
     s.layout = plan::make_layout(o, s.n);
+  });
+}
+
+// The fabric's switches: --topology FILE, or in a Slurm job Slurm's own tree. Rank 0 reads it
+// (no shared file system needed), every rank parses the same text, so a bad file stops every
+// rank with the same line before anything is allocated.
+std::string read_topology(const options& o, std::string& source) {
+  if (!o.topology.empty()) {
+    source = o.topology;
+    std::ifstream in(o.topology);
+    if (!in) {
+      throw usage_error(fmt::format("--topology {}: cannot read it; give Slurm's topology.conf (tree form), or leave "
+                                    "--topology out",
+                                    o.topology));
+    }
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  if (std::getenv("SLURM_JOB_ID") == nullptr) return {};
+  source = "scontrol show topology";
+  // no topology plugin, no scontrol: the job runs without switches, as it would without the flag
+  std::unique_ptr<FILE, int (*)(FILE*)> p(popen("scontrol show topology 2>/dev/null", "r"), pclose);
+  if (!p) return {};
+  std::string text;
+  char buf[4096];
+  while (std::size_t got = std::fread(buf, 1, sizeof buf, p.get())) text.append(buf, got);
+  return text.find("SwitchName=") == std::string::npos ? std::string() : text;
+}
+
+int resolve_topology(const mpi::world& w, const options& o, setup& s) {
+  std::string source, text;
+  int code = step(w, [&] {
+    if (s.me == 0) text = read_topology(o, source);
+  });
+  if (code != exit_ok) return code;
+  text = w.bcast_string(text);
+  source = w.bcast_string(source);
+  s.hosts = w.allgather_strings(fabric::this_host());
+  return step(w, [&] {
+    if (text.empty()) return;
+    s.switches = plan::parse_switch_tree(text, source, !o.topology.empty());
+    s.leaf_of = plan::leaf_of_hosts(s.switches, s.hosts);
+    if (std::ranges::all_of(s.leaf_of, [](std::int32_t l) { return l < 0; })) {
+      std::vector<std::string> job;
+      for (const auto& h : s.hosts)
+        if (std::ranges::find(job, plan::short_host(h)) == job.end()) job.push_back(plan::short_host(h));
+      const std::size_t shown = std::min<std::size_t>(job.size(), 3);
+      throw usage_error(fmt::format("topology {}: none of the job's nodes ({}{}) is under a switch in it; give the "
+                                    "tree of this cluster (Slurm's topology.conf), or leave --topology out",
+                                    source, fmt::join(job.begin(), job.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+                                    job.size() > 3 ? ", ..." : ""));
+    }
+    const auto under = plan::ranks_under(s.switches, s.leaf_of);
+    for (std::size_t sw = 0; sw < s.switches.switches.size(); ++sw) {
+      const auto& d = s.switches.switches[sw];
+      std::vector<std::string> nodes;
+      for (std::size_t r = 0; r < s.n; ++r) {
+        const std::string h = plan::short_host(s.hosts[r]);
+        if (under[sw][r] && std::ranges::find(nodes, h) == nodes.end()) nodes.push_back(h);
+      }
+      s.uplink_names.push_back(
+          d.parent < 0 ? d.name
+                       : fmt::format("{}-{} ({})", d.name, s.switches.switches[static_cast<std::size_t>(d.parent)].name,
+                                     fmt::join(nodes, ",")));
+      if (d.parent >= 0) s.uplinks.push_back({static_cast<std::int32_t>(sw), under[sw]});
+    }
   });
 }
 
@@ -227,8 +297,29 @@ void print_header(const mpi::world& w, const options& o, setup& s, stats::setup_
   if (s.injected) {
     header += fmt::format("# fault injected (test only): RDMAMESH_FAULT={}\n", std::getenv("RDMAMESH_FAULT"));
   }
+  // the switches: how many, and the job's nodes under none of them (judged as nodes only)
+  std::vector<std::string> nodes, missing;
+  std::vector<std::int32_t> node_leaf;
+  for (std::uint32_t r = 0; r < s.n && !s.switches.empty(); ++r) {
+    const std::string h = plan::short_host(s.hosts[r]);
+    if (std::ranges::find(nodes, h) != nodes.end()) continue;
+    nodes.push_back(h);
+    node_leaf.push_back(s.leaf_of[r]);
+    if (s.leaf_of[r] < 0) missing.push_back(h);
+  }
+  if (!s.switches.empty()) {
+    const auto leaves = std::ranges::count_if(s.switches.switches, [](const auto& d) { return d.leaf; });
+    header += fmt::format("# topology: {}: {} switch(es), {} leaves; {} of the job's {} node(s) under them, {} uplink(s) "
+                          "judged{}\n",
+                          s.switches.source, s.switches.switches.size(), leaves, nodes.size() - missing.size(),
+                          nodes.size(), s.uplinks.size(),
+                          missing.empty() ? ""
+                                          : fmt::format("; under no switch of it (judged as nodes only): {}",
+                                                        fmt::join(missing, ", ")));
+  }
   print(header + io::format_table_header(o));
   if (s.file) s.file->write_ranks(s.ranks, all_took, all_held);
+  if (s.file && !s.switches.empty()) s.file->write_topology(s.switches, nodes, node_leaf);
 }
 
 }  // namespace
@@ -239,6 +330,7 @@ int prepare(const mpi::world& w, const options& o, int argc, char** argv, setup&
   s.command_line = join_command_line(argc, argv);
   int code = check_job(w, o, s);
   if (code == exit_ok) code = plan_job(w, o, s);
+  if (code == exit_ok) code = resolve_topology(w, o, s);
   if (code == exit_ok) code = open_output(w, o, argc, argv, s);
   if (code != exit_ok) return code;
 

@@ -120,6 +120,7 @@ std::vector<std::pair<std::string, std::string>> describe(const options& o) {
                  : o.expect_bps > 0 ? format_rate(o.expect_bps)
                                     : "-"},
       {"verdict", o.verdict.empty() ? "-" : o.verdict},
+      {"topology", o.topology.empty() ? "-" : o.topology},
       {"output", o.output.empty() ? "-" : o.output},
       {"force", o.force ? "yes" : "no"},
   };
@@ -342,6 +343,11 @@ void add_output_flags(CLI::App& app, options& o, flag_text& t) {
   app.add_option("--verdict", o.verdict,
                  "Write the job's verdict (healthy, degraded, failed; the causes; nodes to drain) as JSON to this "
                  "file (default: beside --output, FILE.verdict.json)");
+  app.add_option("--topology", o.topology,
+                 "The fabric's switches in Slurm's topology.conf form (tree: SwitchName=... Nodes=... / Switches=...): "
+                 "a switch's uplink is then named where it explains the slow pairs better than nodes do (default in "
+                 "a Slurm job: scontrol show topology, where Slurm has one)")
+      ->option_text("FILE");
   app.add_flag("--quiet", o.quiet, "No progress lines on stderr (one per run when a job has several)");
   app.add_flag("--retest", o.retest,
                "After a mesh or shift run with slow pairs, run each alone (with healthy control pairs): still "

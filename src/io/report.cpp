@@ -324,8 +324,16 @@ std::string node_name(std::int32_t node, std::span<const fabric::rank_info> rank
 
 }  // namespace
 
+std::string uplink_subject(std::int32_t sw, std::int32_t same, std::span<const std::string> uplinks) {
+  const auto name = [&](std::int32_t s) {
+    return s >= 0 && static_cast<std::size_t>(s) < uplinks.size() ? uplinks[static_cast<std::size_t>(s)]
+                                                                   : fmt::format("switch {}", s);
+  };
+  return same < 0 ? name(sw) : fmt::format("{} (or {}, the same pairs the other way)", name(sw), name(same));
+}
+
 std::string cause_line(const stats::outlier& o, const stats::outlier_report& rep,
-                       std::span<const fabric::rank_info> ranks) {
+                       std::span<const fabric::rank_info> ranks, std::span<const std::string> uplinks) {
   auto who = [&](std::int32_t rank) { return rank_name(static_cast<std::size_t>(rank), ranks); };
   const bool expect = o.basis == stats::outlier_basis::expect;
   const std::string prefix = expect ? "# below --expect:" : "# slow:";
@@ -337,6 +345,14 @@ std::string cause_line(const stats::outlier& o, const stats::outlier_report& rep
                          of, o.pairs, o.pairs + o.fine);
     case stats::outlier_kind::node:
       return fmt::format("{} {}: {}; {}", prefix, node_name(o.node, ranks), sides(o, "its", of), count);
+    case stats::outlier_kind::uplink: {
+      // its sends go up the uplink (out of the switch), its receives come down it
+      std::vector<std::string> parts;
+      if (std::isfinite(o.send_pct)) parts.push_back(fmt::format("up at {}", pct(o.send_pct)));
+      if (std::isfinite(o.recv_pct)) parts.push_back(fmt::format("down at {}", pct(o.recv_pct)));
+      return fmt::format("{} uplink {}: {} {}; {}", prefix, uplink_subject(o.node, o.peer, uplinks),
+                         fmt::join(parts, " and "), of, count);
+    }
     case stats::outlier_kind::rank:
       return fmt::format("{} {}: {}; {}", prefix, who(o.rank), sides(o, "its", of), count);
     case stats::outlier_kind::link:
@@ -347,10 +363,11 @@ std::string cause_line(const stats::outlier& o, const stats::outlier_report& rep
   return "";
 }
 
-std::vector<std::string> outlier_lines(const run_record& r, std::span<const fabric::rank_info> ranks) {
+std::vector<std::string> outlier_lines(const run_record& r, std::span<const fabric::rank_info> ranks,
+                                       std::span<const std::string> uplinks) {
   std::vector<std::string> lines;
   if (!r.outliers) return lines;
-  for (const auto& o : r.outliers->found) lines.push_back(cause_line(o, *r.outliers, ranks));
+  for (const auto& o : r.outliers->found) lines.push_back(cause_line(o, *r.outliers, ranks, uplinks));
   return lines;
 }
 

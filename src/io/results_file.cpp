@@ -216,6 +216,20 @@ void results_file::write_ranks(std::span<const fabric::rank_info> ranks, std::sp
   flush();
 }
 
+void results_file::write_topology(const plan::switch_tree& t, std::span<const std::string> nodes,
+                                  std::span<const std::int32_t> node_leaf) {
+  h5::handle g = h5::create_group(file_.get(), "topology");
+  h5::set_attr(g.get(), "source", t.source);
+  using plan::switch_desc;
+  write_column(g.get(), "switch", t.switches, [](const switch_desc& d) { return d.name; });
+  write_column(g.get(), "parent", t.switches, [](const switch_desc& d) { return d.parent; });
+  write_column(g.get(), "leaf", t.switches, [](const switch_desc& d) { return static_cast<std::uint8_t>(d.leaf); });
+  h5::write_strings(g.get(), "node", std::vector<std::string>(nodes.begin(), nodes.end()));
+  const hsize_t dims[1] = {node_leaf.size()};
+  h5::write(g.get(), "node_leaf", dims, node_leaf);
+  flush();
+}
+
 namespace {
 
 // What ran: the run's shape and the data-path settings in effect at its size.

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rdmamesh/io/h5.hpp"
+#include "rdmamesh/io/report.hpp"
 #include "rdmamesh/util/units.hpp"
 
 namespace rdmamesh::io {
@@ -45,8 +46,10 @@ std::string rank_name(std::int32_t r, std::span<const fabric::rank_info> ranks) 
   return fmt::format("rank {} ({}, {})", r, fabric::text(x.host), fabric::text(x.device));
 }
 
-std::string subject(const stats::folded_cause& c, std::span<const fabric::rank_info> ranks) {
+std::string subject(const stats::folded_cause& c, std::span<const fabric::rank_info> ranks,
+                    std::span<const std::string> uplinks) {
   switch (c.kind) {
+    case stats::outlier_kind::uplink: return fmt::format("uplink {}", uplink_subject(c.node, c.peer, uplinks));
     case stats::outlier_kind::fabric: return "the whole fabric";
     case stats::outlier_kind::node:
       return fmt::format("node {} (ranks {})", host_of_node(c.node, ranks), fmt::join(ranks_on(c.node, ranks), ","));
@@ -68,9 +71,13 @@ std::string figures(const stats::folded_cause& c, double expect_bps) {
   if (c.kind == stats::outlier_kind::fabric)
     return fmt::format("the median pair at {} {}", span_pct(c.send_lo, c.send_hi), of);
   if (c.kind == stats::outlier_kind::link) return fmt::format("at {} {}", span_pct(c.send_lo, c.send_hi), of);
+  // an uplink's sends go up it (out of its switch), its receives come down it
+  const bool up = c.kind == stats::outlier_kind::uplink;
   std::vector<std::string> parts;
-  if (!std::isnan(c.send_lo)) parts.push_back(fmt::format("its sends at {}", span_pct(c.send_lo, c.send_hi)));
-  if (!std::isnan(c.recv_lo)) parts.push_back(fmt::format("its receives at {}", span_pct(c.recv_lo, c.recv_hi)));
+  if (!std::isnan(c.send_lo))
+    parts.push_back(fmt::format("{} at {}", up ? "up" : "its sends", span_pct(c.send_lo, c.send_hi)));
+  if (!std::isnan(c.recv_lo))
+    parts.push_back(fmt::format("{} at {}", up ? "down" : "its receives", span_pct(c.recv_lo, c.recv_hi)));
   return fmt::format("{} {}", fmt::join(parts, " and "), of);
 }
 
@@ -88,11 +95,13 @@ std::string in_runs(const stats::folded_cause& c, const stats::job_verdict& v) {
 }  // namespace
 
 std::string cause_sentence(const stats::folded_cause& c, const stats::job_verdict& v,
-                           std::span<const fabric::rank_info> ranks, double expect_bps) {
-  std::string s = fmt::format("{}: {} {}", subject(c, ranks), figures(c, expect_bps), in_runs(c, v));
+                           std::span<const fabric::rank_info> ranks, double expect_bps,
+                           std::span<const std::string> uplinks) {
+  std::string s = fmt::format("{}: {} {}", subject(c, ranks, uplinks), figures(c, expect_bps), in_runs(c, v));
   if (c.basis == stats::outlier_basis::retest) {
     s += fmt::format("; {} pair(s) still slow alone, {} fine", c.pairs, c.fine);
-  } else if (c.kind == stats::outlier_kind::node || c.kind == stats::outlier_kind::rank) {
+  } else if (c.kind == stats::outlier_kind::node || c.kind == stats::outlier_kind::rank ||
+             c.kind == stats::outlier_kind::uplink) {
     s += fmt::format("; {} slow pair(s), {} fine", c.pairs, c.fine);
   }
   if (c.basis == stats::outlier_basis::expect) s += fmt::format(" (below --expect {})", format_rate(expect_bps));
@@ -101,7 +110,7 @@ std::string cause_sentence(const stats::folded_cause& c, const stats::job_verdic
 }
 
 std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<const fabric::rank_info> ranks,
-                                       double expect_bps) {
+                                       const verdict_context& ctx) {
   std::vector<std::string> out;
   std::size_t counted = 0;
   for (const auto& c : v.causes) counted += c.counted;
@@ -119,7 +128,7 @@ std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<co
   }
   for (const auto& c : v.causes) {
     out.push_back(
-        fmt::format("#   {}{}", c.counted ? "" : "seen, not counted: ", cause_sentence(c, v, ranks, expect_bps)));
+        fmt::format("#   {}{}", c.counted ? "" : "seen, not counted: ", cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks)));
   }
   return out;
 }
@@ -143,15 +152,16 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
     json j{{"kind", stats::to_string(c.kind)},
            {"basis", stats::to_string(c.basis)},
            {"counted", c.counted},
-           {"text", cause_sentence(c, v, ranks, ctx.expect_bps)},
+           {"text", cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks)},
            {"runs", c.runs},
            {"run_labels", c.labels},
            {"pairs", c.pairs},
            {"fine", c.fine}};
     std::vector<std::size_t> members;
     if (c.kind == stats::outlier_kind::node) members = ranks_on(c.node, ranks);
+    const bool pair = c.kind != stats::outlier_kind::uplink;  // an uplink's peer is a switch
     if (c.rank >= 0) members.push_back(static_cast<std::size_t>(c.rank));
-    if (c.peer >= 0) members.push_back(static_cast<std::size_t>(c.peer));
+    if (pair && c.peer >= 0) members.push_back(static_cast<std::size_t>(c.peer));
     json nodes = json::array(), devices = json::array();
     for (auto r : members) {
       if (r >= ranks.size()) continue;
@@ -159,6 +169,7 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
       if (std::find(nodes.begin(), nodes.end(), host) == nodes.end()) nodes.push_back(host);
       if (std::find(devices.begin(), devices.end(), dev) == devices.end()) devices.push_back(dev);
     }
+    if (c.kind == stats::outlier_kind::uplink) j["uplink"] = uplink_subject(c.node, c.peer, ctx.uplinks);
     j["ranks"] = members;
     j["nodes"] = nodes;
     j["devices"] = devices;

@@ -168,10 +168,26 @@ struct candidate {
   std::int32_t node, rank;
   std::vector<std::uint8_t> member;  // by rank
   bool across_only;
+  std::int32_t same = -1;  // uplink: the switch whose uplink carries the same pairs (two subtrees)
 };
 
-std::vector<candidate> candidates(std::uint32_t n, std::span<const std::int32_t> node_of) {
+std::vector<candidate> candidates(std::uint32_t n, std::span<const std::int32_t> node_of,
+                                  std::span<const switch_group> uplinks) {
   std::vector<candidate> out;
+  for (const auto& u : uplinks) {
+    const auto under = std::count(u.members.begin(), u.members.end(), 1);
+    if (u.members.size() != n || under == 0 || under == static_cast<std::ptrdiff_t>(n)) continue;
+    // two subtrees that hold every rank: one's way up is the other's way down, the same pairs;
+    // one candidate, named with both
+    const auto twin = std::ranges::find_if(out, [&](const candidate& c) {
+      return std::ranges::equal(c.member, u.members, [](std::uint8_t a, std::uint8_t b) { return a != b; });
+    });
+    if (twin != out.end()) {
+      twin->same = u.sw;
+      continue;
+    }
+    out.push_back({outlier_kind::uplink, u.sw, -1, u.members, true});
+  }
   std::map<std::int32_t, std::vector<std::uint8_t>> nodes;
   for (std::uint32_t r = 0; r < n && r < node_of.size(); ++r) {
     auto& m = nodes[node_of[r]];
@@ -313,7 +329,11 @@ template <class Evaluate>
 std::vector<outlier> cover(std::vector<candidate> cands, outlier_basis basis, Evaluate evaluate, mask& covered) {
   std::vector<outlier> found;
   mask explained(covered.size(), 0);
-  const auto size = [](const candidate& c) { return std::count(c.member.begin(), c.member.end(), 1); };
+  // on a tie the larger (a node before its ranks), but an uplink last: a leaf of one node explains
+  // what its port does, and the node is what can be drained
+  const auto size = [](const candidate& c) {
+    return c.kind == outlier_kind::uplink ? 0 : std::count(c.member.begin(), c.member.end(), 1);
+  };
   while (true) {
     std::size_t best = cands.size();
     verdict best_v;
@@ -327,7 +347,7 @@ std::vector<outlier> cover(std::vector<candidate> cands, outlier_basis basis, Ev
     }
     if (best == cands.size()) break;
     const candidate& c = cands[best];
-    outlier o{c.kind, basis, c.node, c.rank, -1, nan, nan, 0, 0};
+    outlier o{c.kind, basis, c.node, c.rank, c.same, nan, nan, 0, 0};
     for (const auto& [sd, pct] : {std::pair{&best_v.sends, &o.send_pct}, std::pair{&best_v.receives, &o.recv_pct}}) {
       if (!sd->named) continue;
       *pct = sd->median_pct;
@@ -357,7 +377,7 @@ void add_failed(const run_matrices& m, outlier_report& out) {
 // --expect: pairs below the floor, named by the same cover (no noise test: the floor is the
 // user's); most of the run below it is the fabric as a whole.
 std::vector<outlier> below_floor(const evidence& ev, const run_matrices& m, std::span<const std::int32_t> node_of,
-                                 double floor, mask& covered) {
+                                 std::span<const switch_group> uplinks, double floor, mask& covered) {
   const std::size_t nn = ev.judged.size();
   std::vector<std::uint8_t> below(nn, 0);
   std::vector<double> ratio(nn, nan), all;
@@ -377,7 +397,7 @@ std::vector<outlier> below_floor(const evidence& ev, const run_matrices& m, std:
     return {{outlier_kind::fabric, outlier_basis::expect, -1, -1, -1, pct, nan, under, judged - under}};
   }
   auto found = cover(
-      candidates(ev.n, node_of), outlier_basis::expect,
+      candidates(ev.n, node_of, uplinks), outlier_basis::expect,
       [&](const candidate& c, const mask& cov, const mask& expl) {
         return against_floor(ev, c, cov, expl, below, ratio);
       },
@@ -403,6 +423,7 @@ const char* to_string(outlier_kind k) {
     case outlier_kind::link: return "link";
     case outlier_kind::failed: return "failed";
     case outlier_kind::fabric: return "fabric";
+    case outlier_kind::uplink: return "uplink";
   }
   return "?";
 }
@@ -481,7 +502,7 @@ link_noise residuals(const evidence& ev, const mask& rest, const std::vector<dou
 }
 
 outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
-                             const finder_settings& s) {
+                             const finder_settings& s, std::span<const switch_group> uplinks) {
   outlier_report out;
   out.expect_bps = s.expect_bps;
   out.threshold_pct = nan;  // until the run's noise is measured
@@ -515,12 +536,12 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
 
   mask covered(ev.judged.size(), 0);
   if (s.expect_bps > 0) {
-    for (auto& o : below_floor(ev, m, node_of, s.expect_bps, covered)) out.found.push_back(o);
+    for (auto& o : below_floor(ev, m, node_of, uplinks, s.expect_bps, covered)) out.found.push_back(o);
   }
   if (out.too_few_msgs || out.too_short) return out;  // an absolute floor holds; the noise cannot be told
   // each candidate against the judged pairs that touch neither it nor a cause already named
   for (auto& o : cover(
-           candidates(ev.n, node_of), outlier_basis::noise,
+           candidates(ev.n, node_of, uplinks), outlier_basis::noise,
            [&](const candidate&c, const mask&cov, const mask&expl) { return against_noise(ev, c, cov, expl, s); },
            covered)) {
     out.found.push_back(o);

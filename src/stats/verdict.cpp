@@ -22,11 +22,12 @@ int rank_of(outlier_kind k) {
   switch (k) {
     case outlier_kind::failed: return 0;
     case outlier_kind::fabric: return 1;
-    case outlier_kind::node: return 2;
-    case outlier_kind::rank: return 3;
-    case outlier_kind::link: return 4;
+    case outlier_kind::uplink: return 2;
+    case outlier_kind::node: return 3;
+    case outlier_kind::rank: return 4;
+    case outlier_kind::link: return 5;
   }
-  return 5;
+  return 6;
 }
 
 }  // namespace

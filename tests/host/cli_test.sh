@@ -53,6 +53,15 @@ run "output exists"       2 "exists; pass --force"               -- -np 2 "$bin"
 run "output folder"       2 "folder '$tmp/nodir' does not exist" -- -np 2 "$bin" -o "$tmp/nodir/x.h5"
 run "bad --expect"        2 "invalid --expect '180G'.*180Gb/s.*80%" -- -np 2 "$bin" --expect 180G
 run "--expect over 100%"  2 "a percentage is at most 100%"       -- -np 2 "$bin" --expect 120%
+run "topology unreadable"  2 "--topology $tmp/none.conf: cannot read it; give Slurm's topology.conf" \
+                                                                  -- -np 2 "$bin" --topology "$tmp/none.conf"
+printf 'SwitchName=leaf1 Node=n[1-2]\n' >"$tmp/typo.conf"
+run "topology typo"       2 "topology $tmp/typo.conf line 1: unknown key 'Node'" \
+                                                                  -- -np 2 "$bin" --topology "$tmp/typo.conf" -o "$tmp/t.h5"
+[ ! -e "$tmp/t.h5" ] || { echo "FAIL topology typo: left a results file behind"; fails=$((fails + 1)); }
+printf 'SwitchName=leaf1 Nodes=elsewhere[1-4]\nSwitchName=spine Switches=leaf1\n' >"$tmp/other.conf"
+run "topology elsewhere"  2 "topology $tmp/other.conf: none of the job's nodes \\($(hostname | cut -d. -f1)\\) is under a switch" \
+                                                                  -- -np 2 "$bin" --topology "$tmp/other.conf"
 run "--expect in lat"     2 "--expect applies to --mode bw"      -- -np 2 "$bin" --mode lat --expect 1Gb/s
 run "verdict folder"      2 "--verdict folder '$tmp/nodir' does not exist" -- -np 2 "$bin" --verdict "$tmp/nodir/v.json"
 echo precious > "$tmp/v.json"

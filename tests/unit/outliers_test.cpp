@@ -2,10 +2,14 @@
 // set of causes, failed pairs apart, and --expect's absolute floor.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "rdmamesh/io/report.hpp"
 #include "rdmamesh/stats/outliers.hpp"
@@ -333,4 +337,102 @@ TEST_CASE("counts that share a divisor by lockstep are no coarser than the CQ mo
   CHECK(rep.found[0].kind == outlier_kind::link);
   CHECK(rep.found[0].rank == 1);
   CHECK(rep.found[0].peer == 3);
+}
+
+namespace {
+
+// Leaves of `per_leaf` nodes under one spine: one uplink per leaf, the ranks under it.
+std::vector<switch_group> leaves(const std::vector<std::int32_t>& node_of, std::vector<std::int32_t> leaf_of_node) {
+  std::vector<switch_group> out;
+  const auto count = *std::max_element(leaf_of_node.begin(), leaf_of_node.end()) + 1;
+  for (std::int32_t l = 0; l < count; ++l) {
+    switch_group g{l, std::vector<std::uint8_t>(node_of.size(), 0)};
+    for (std::size_t r = 0; r < node_of.size(); ++r) g.members[r] = leaf_of_node[static_cast<std::size_t>(node_of[r])] == l;
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+outlier_report find_with(const run& r, const std::vector<switch_group>& up) {
+  return find_outliers(r.m, size, r.node_of, {.slow_pct = 90, .expect_bps = 0, .counted = true}, up);
+}
+
+}  // namespace
+
+TEST_CASE("--topology: a leaf's slow uplink is named once, not as the nodes under it") {
+  // 6 nodes of 2 ranks under 3 leaves; everything leaving leaf 0 crosses its uplink at 30 %
+  run r(12, nodes_of(6, 2), 2000);
+  r.jitter(0.1);
+  const auto up = leaves(r.node_of, {0, 0, 1, 1, 2, 2});
+  for (std::uint32_t a = 0; a < 4; ++a) {
+    for (std::uint32_t b = 4; b < 12; ++b) r.scale(a, b, 0.3);
+  }
+  const auto rep = find_with(r, up);
+  REQUIRE(named(rep) == 1);
+  const auto& o = rep.found[0];
+  CHECK(o.kind == outlier_kind::uplink);
+  CHECK(o.node == 0);
+  CHECK(o.send_pct == doctest::Approx(30).epsilon(0.15));
+  CHECK(std::isnan(o.recv_pct));
+  CHECK(o.pairs == 32);
+  CHECK(o.fine == 0);
+  const std::vector<std::string> names{"leaf0-spine (node0,node1)", "leaf1-spine (node2,node3)",
+                                       "leaf2-spine (node4,node5)"};
+  CHECK(io::cause_line(o, rep, {}, names) ==
+        "# slow: uplink leaf0-spine (node0,node1): up at " + fmt::format("{:.0f}", o.send_pct) +
+            " % of the median; 32 slow pair(s)");
+  // without the tree the same run names the two nodes (or their ranks): the crowd the tree avoids
+  CHECK(named(r.find()) >= 2);
+}
+
+TEST_CASE("--topology: a slow node under a leaf is the node, not its leaf's uplink") {
+  run r(8, nodes_of(4, 2), 2000);
+  r.jitter(0.1);
+  const auto up = leaves(r.node_of, {0, 0, 1, 1});
+  for (std::uint32_t a = 0; a < 2; ++a) {
+    for (std::uint32_t b = 2; b < 8; ++b) r.scale(a, b, 0.3);
+  }
+  const auto rep = find_with(r, up);
+  REQUIRE(named(rep) == 1);
+  CHECK(rep.found[0].kind == outlier_kind::node);
+  CHECK(rep.found[0].node == 0);
+}
+
+TEST_CASE("--topology: a leaf of one node cannot tell its uplink from the node's port: the node") {
+  run r(8, nodes_of(4, 2), 2000);
+  r.jitter(0.1);
+  const auto up = leaves(r.node_of, {0, 1, 2, 2});  // node 0 alone under leaf 0
+  for (std::uint32_t b = 2; b < 8; ++b) {
+    r.scale(0, b, 0.3);
+    r.scale(1, b, 0.3);
+  }
+  const auto rep = find_with(r, up);
+  REQUIRE(named(rep) == 1);
+  CHECK(rep.found[0].kind == outlier_kind::node);
+}
+
+TEST_CASE("--topology: a healthy run names no uplink") {
+  run r(12, nodes_of(6, 2), 2000);
+  r.jitter(0.15, 11);
+  CHECK(named(find_with(r, leaves(r.node_of, {0, 0, 1, 1, 2, 2}))) == 0);
+}
+
+TEST_CASE("--topology: with two leaves one's way up is the other's way down, and both are named") {
+  run r(8, nodes_of(4, 2), 2000);
+  r.jitter(0.1);
+  const auto up = leaves(r.node_of, {0, 0, 1, 1});
+  for (std::uint32_t a = 0; a < 4; ++a) {
+    for (std::uint32_t b = 4; b < 8; ++b) r.scale(a, b, 0.3);
+  }
+  const auto rep = find_with(r, up);
+  REQUIRE(named(rep) == 1);
+  const auto& o = rep.found[0];
+  CHECK(o.kind == outlier_kind::uplink);
+  CHECK(o.node == 0);
+  CHECK(o.peer == 1);
+  CHECK(std::isfinite(o.send_pct));
+  CHECK(std::isnan(o.recv_pct));
+  const std::vector<std::string> names{"leaf0-spine (node0,node1)", "leaf1-spine (node2,node3)"};
+  CHECK(io::cause_line(o, rep, {}, names).starts_with(
+      "# slow: uplink leaf0-spine (node0,node1) (or leaf1-spine (node2,node3), the same pairs the other way): up at "));
 }

@@ -8,6 +8,11 @@
                                                     node to drain, with rdmamesh's reason; pairs
                                                     that failed with an end on NODE are NODE's
                                                     (status failed then)
+  check_verdict.py FILE.h5 VERDICT.json --uplink SW status degraded; the one counted cause is the
+                                                    uplink of switch SW, nothing to drain; every
+                                                    run of FILE names that one uplink
+  (each with --topology SW1,SW2,...: FILE's /topology holds those switches and every node of
+   the job, each under a leaf)
   check_verdict.py compare BEFORE.h5 AFTER.h5 NODE  analysis/compare names node NODE first, slower
 In both verdict forms the file's /verdict is the same document and its root says the same status.
 """
@@ -94,14 +99,48 @@ def compare(before, after, node):
         check(not others, f"compare names causes away from {node}: {others}")
 
 
+def uplink(path, doc_path, name):
+    doc = json.load(open(doc_path))
+    counted = [c for c in doc["causes"] if c["counted"]]
+    check(doc["status"] == "degraded", f"status {doc['status']}")
+    check(len(counted) == 1 and counted[0]["kind"] == "uplink" and counted[0].get("uplink", "").startswith(name + " "),
+          f"counted causes {[c['text'] for c in counted]}, expected the uplink {name} alone")
+    check(doc["drain"] == [], f"drain {doc['drain']}: an uplink is no node's fault")
+    with h5py.File(path, "r") as f:
+        runs = [f["runs"][k] for k in sorted(f["runs"]) if "retest_of" not in f["runs"][k].attrs]
+        for g in runs:
+            kinds = [text(k) for k in g["outliers/kind"][()]] if "outliers" in g else []
+            check(kinds == ["uplink"], f"run {g.name}: causes {kinds}, expected one uplink")
+
+
+def topology(path, switches):
+    with h5py.File(path, "r") as f:
+        check("topology" in f, "no /topology")
+        if "topology" not in f:
+            return
+        t = f["topology"]
+        names = [text(x) for x in t["switch"][()]]
+        check(names == switches, f"/topology/switch {names}, expected {switches}")
+        hosts = sorted(set(text(h).split(".")[0] for h in f["ranks/hostname"][()]))
+        nodes = sorted(text(x) for x in t["node"][()])
+        check(nodes == hosts, f"/topology/node {nodes}, the job's hosts {hosts}")
+        check(all(int(x) >= 0 for x in t["node_leaf"][()]), f"/topology/node_leaf {list(t['node_leaf'][()])}")
+
+
 def main():
     a = sys.argv[1:]
+    if "--topology" in a:
+        i = a.index("--topology")
+        topology(a[0], a[i + 1].split(","))
+        a = a[:i] + a[i + 2:]
     if a and a[0] == "compare":
         compare(a[1], a[2], a[3])
     elif len(a) >= 3 and a[2] == "--healthy":
         verdict(a[0], a[1], True, None)
     elif len(a) >= 4 and a[2] == "--node":
         verdict(a[0], a[1], False, a[3])
+    elif len(a) >= 4 and a[2] == "--uplink":
+        uplink(a[0], a[1], a[3])
     else:
         sys.exit(__doc__)
     for e in errors:

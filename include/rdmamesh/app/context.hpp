@@ -21,6 +21,7 @@
 #include "rdmamesh/fabric/endpoint.hpp"
 #include "rdmamesh/fabric/rank_info.hpp"
 #include "rdmamesh/mpi/world.hpp"
+#include "rdmamesh/stats/outliers.hpp"
 #include "rdmamesh/util/fault.hpp"
 
 namespace rdmamesh::app {
@@ -35,6 +36,8 @@ struct context {
   std::uint32_t window;
   const std::vector<fabric::rank_info>& ranks;
   std::span<const std::int32_t> node_of;
+  std::span<const stats::switch_group> uplinks;  // --topology
+  std::span<const std::string> uplink_names;     // by switch
   std::uint32_t nodes;
   watchdog& dog;
   liveness& live;

@@ -19,6 +19,8 @@
 #include "rdmamesh/io/results_file.hpp"
 #include "rdmamesh/mpi/world.hpp"
 #include "rdmamesh/plan/layout.hpp"
+#include "rdmamesh/plan/switches.hpp"
+#include "rdmamesh/stats/outliers.hpp"
 #include "rdmamesh/util/fault.hpp"
 
 namespace rdmamesh::app {
@@ -29,6 +31,11 @@ struct setup {
   mpi::node_info node;
   std::vector<std::uint32_t> local_of;  // by rank
   std::vector<std::int32_t> node_of;    // by rank
+  plan::switch_tree switches;           // --topology (or Slurm's); empty: none
+  std::vector<std::string> hosts;       // by rank
+  std::vector<std::int32_t> leaf_of;    // by rank: its leaf switch (-1: none known)
+  std::vector<stats::switch_group> uplinks;  // the switches with one above them, and the ranks under each
+  std::vector<std::string> uplink_names;     // by switch: "leaf1-spine (node1,node2)"
   std::vector<std::uint32_t> steps{0};  // --scaling steps; 0: every rank active
   plan::layout layout;
   std::optional<fault> injected;

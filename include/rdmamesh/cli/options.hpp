@@ -63,6 +63,7 @@ struct options {
   double expect_bps = 0;    // --expect RATE: a floor per pair, bytes/s (0: none)
   double expect_pct = 0;    // --expect PCT%: a floor per pair, % of the job's slowest port rate
   std::string verdict;      // --verdict FILE: the job's verdict as JSON (default: beside -o)
+  std::string topology;     // --topology FILE: Slurm's topology.conf (tree); in Slurm: scontrol's
 
   bool duration_mode() const { return iters == 0; }
   // Every pattern is shift, pairs or incast: a round needs O(q) QPs per rank, not N-1 peers'.

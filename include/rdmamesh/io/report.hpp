@@ -27,9 +27,15 @@ std::string format_run(const options& o, const run_record& r);
 // The run's causes under its table, one line each, parallel to r.outliers->found: `# slow:
 // rank 5 (node07, mlx5_1): its sends at 41 % and its receives at 43 % of the median; 14 slow
 // pair(s), 2 fine`, `# below --expect: ...`, `# failed: ...` (printed by format_run already).
-std::vector<std::string> outlier_lines(const run_record& r, std::span<const fabric::rank_info> ranks);
+// `uplinks`: by switch index (--topology), the name an uplink cause is printed with.
+std::vector<std::string> outlier_lines(const run_record& r, std::span<const fabric::rank_info> ranks,
+                                       std::span<const std::string> uplinks = {});
+// "leaf1-spine (node1,node2)", and with two subtrees "... (or leaf2-spine (...), the same pairs
+// the other way)": an uplink cause's name, from --topology's names by switch.
+std::string uplink_subject(std::int32_t sw, std::int32_t same, std::span<const std::string> uplinks);
 std::string cause_line(const stats::outlier& o, const stats::outlier_report& rep,
-                       std::span<const fabric::rank_info> ranks);
+                       std::span<const fabric::rank_info> ranks,
+                       std::span<const std::string> uplinks = {});
 // What the run's pairs were judged against: `# healthy: no pair beyond the run's noise (...)`
 // when nothing is named, `# judged: ...` under the causes, `# not judged: ...` when too few
 // pairs measured the noise.

@@ -14,6 +14,7 @@
 #include "rdmamesh/fabric/rank_info.hpp"
 #include "rdmamesh/io/h5.hpp"
 #include "rdmamesh/io/run_record.hpp"
+#include "rdmamesh/plan/switches.hpp"
 #include "rdmamesh/stats/setup.hpp"
 #include "rdmamesh/stats/verdict.hpp"
 
@@ -40,6 +41,10 @@ class results_file {
   // /ranks; with `setup` and `held` also /ranks/setup_s [N, phases] and what each rank holds.
   void write_ranks(std::span<const fabric::rank_info> ranks, std::span<const stats::setup_times> setup = {},
                    std::span<const stats::setup_resources> held = {});
+  // /topology (--topology, or Slurm's): the switches (`switch`, `parent` index or -1, `leaf`),
+  // attr `source`; the job's nodes (`node`) with each one's leaf (`node_leaf`, -1: in none).
+  void write_topology(const plan::switch_tree& t, std::span<const std::string> nodes,
+                      std::span<const std::int32_t> node_leaf);
   void write_run(const options& o, const run_record& r);
   // A mesh run's contention matrix, once the pairwise pattern it is compared with has run.
   void write_contention(const run_record& r);

@@ -20,22 +20,25 @@ struct verdict_context {
   bool complete = false;   // every planned run was measured
   double expect_bps = 0;   // --expect, resolved (0: none)
   std::string expect_how;  // how it was derived, e.g. "--expect 80% of the slowest port, 100 Gb/s"
+  std::vector<std::string> uplinks;  // by switch index (--topology): "leaf1-spine (node1,node2)"
 };
 
 // One sentence per cause: who, how slow, in how many runs.
 std::string cause_sentence(const stats::folded_cause& c, const stats::job_verdict& v,
-                           std::span<const fabric::rank_info> ranks, double expect_bps);
+                           std::span<const fabric::rank_info> ranks, double expect_bps,
+                           std::span<const std::string> uplinks = {});
 
 // The console's `# verdict:` block.
 std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<const fabric::rank_info> ranks,
-                                       double expect_bps);
+                                       const verdict_context& ctx);
 
 struct drain {
   std::string node;
   std::string reason;  // for `scontrol update ... Reason=`, one line, "rdmamesh: ..."
 };
 // The nodes the counted causes point at: a node, or the node of a rank; not links, failed
-// pairs (either end may be at fault) or the fabric as a whole.
+// pairs (either end may be at fault), a switch's uplink (no node of it is at fault) or the
+// fabric as a whole.
 std::vector<drain> drains(const stats::job_verdict& v, std::span<const fabric::rank_info> ranks, double expect_bps);
 
 // The JSON document, pretty-printed.

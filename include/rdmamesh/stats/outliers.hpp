@@ -11,7 +11,8 @@
 // completions the NIC coalesces). The cause that explains the most slow pairs (below --slow %)
 // is named first (a node before its ranks), then the next against what is left. A single pair
 // nothing larger explains is a link, below -k_link times the spread of the pairs no cause
-// explains. Failed pairs are causes of their own. --expect adds an absolute floor per pair:
+// explains. With --topology a switch's uplink is a candidate too: the ranks under it, judged by
+// their pairs out of and into that subtree. Failed pairs are causes of their own. --expect adds an absolute floor per pair:
 // pairs below it are named by the same cover (a side: most of its pairs, at least two, below),
 // even when every pair is (then the cause is the whole fabric).
 #pragma once
@@ -31,6 +32,7 @@ enum class outlier_kind : std::uint8_t {
   link,    // one ordered pair, nothing larger explains it
   failed,  // the pair's transfer failed (completion error, missing messages)
   fabric,  // --expect: most pairs of the run are below the floor
+  uplink,  // a switch's uplink (--topology): the pairs out of (sends) or into (receives) its subtree
 };
 const char* to_string(outlier_kind k);
 
@@ -46,9 +48,10 @@ const char* to_string(outlier_basis b);
 struct outlier {
   outlier_kind kind = outlier_kind::link;
   outlier_basis basis = outlier_basis::noise;
-  std::int32_t node = -1;  // node: the node; rank: its node
+  std::int32_t node = -1;  // node: the node; rank: its node; uplink: the switch (index in the tree)
   std::int32_t rank = -1;  // rank: the rank; link, failed: the source
-  std::int32_t peer = -1;  // link, failed: the destination
+  std::int32_t peer = -1;  // link, failed: the destination; uplink: the switch whose uplink carries
+                           // the same pairs the other way (two subtrees hold every rank), or -1
   // median of a named side's pairs: % of their cohorts (noise) or of the floor (expect); NaN
   // for a side that is not named
   double send_pct = 0;
@@ -107,8 +110,17 @@ inline bool across_nodes(std::span<const std::int32_t> node_of, std::uint32_t a,
   return !(a < node_of.size() && b < node_of.size() && node_of[a] == node_of[b]);
 }
 
-// `m`: the run's matrices; `node_of`: each rank's node.
+// A switch's uplink as the finder sees it: the ranks under the switch. Its pairs out of them go
+// up the uplink, its pairs into them come down it.
+struct switch_group {
+  std::int32_t sw = -1;               // the switch's index in the tree
+  std::vector<std::uint8_t> members;  // by rank
+};
+
+// `m`: the run's matrices; `node_of`: each rank's node; `uplinks`: the switches with a switch
+// above them (--topology). An uplink is named only where it explains more slow pairs than any
+// node or rank does (on a tie the node: a leaf of one node cannot tell its uplink from its port).
 outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
-                             const finder_settings& s);
+                             const finder_settings& s, std::span<const switch_group> uplinks = {});
 
 }  // namespace rdmamesh::stats

@@ -1,0 +1,238 @@
+// Slurm's tree topology: host lists, topology.conf lines, the job's hosts under its leaves.
+#include "rdmamesh/plan/switches.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "rdmamesh/util/error.hpp"
+
+namespace rdmamesh::plan {
+namespace {
+
+constexpr std::size_t max_hosts = 1 << 20;  // a host list that expands past this is a typo
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::ranges::transform(out, out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// Top-level commas only: "a[1,2],b" -> "a[1,2]", "b".
+std::vector<std::string_view> split_top(std::string_view list) {
+  std::vector<std::string_view> out;
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= list.size(); ++i) {
+    const char c = i < list.size() ? list[i] : ',';
+    if (c == '[') ++depth;
+    if (c == ']') --depth;
+    if (depth < 0) throw usage_error(fmt::format("host list '{}': a ']' without its '['", list));
+    if (c == ',' && depth == 0) {
+      if (i > start) out.push_back(list.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  if (depth != 0) throw usage_error(fmt::format("host list '{}': a '[' without its ']'", list));
+  return out;
+}
+
+std::uint64_t number(std::string_view digits, std::string_view list) {
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size()) {
+    throw usage_error(fmt::format("host list '{}': '{}' is not a number (ranges are like [1-4,7])", list, digits));
+  }
+  return v;
+}
+
+// One name with bracket groups: the first group expanded, the rest recursively.
+void expand_one(std::string_view name, std::string_view list, std::vector<std::string>& out) {
+  const auto open = name.find('[');
+  if (open == std::string_view::npos) {
+    out.emplace_back(name);
+    return;
+  }
+  const auto close = name.find(']', open);
+  const std::string_view head = name.substr(0, open), body = name.substr(open + 1, close - open - 1),
+                         tail = name.substr(close + 1);
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= body.size(); ++i) {
+    if (i < body.size() && body[i] != ',') continue;
+    const std::string_view item = body.substr(start, i - start);
+    start = i + 1;
+    const auto dash = item.find('-');
+    const std::string_view lo_s = item.substr(0, dash), hi_s = dash == std::string_view::npos ? lo_s : item.substr(dash + 1);
+    const std::uint64_t lo = number(lo_s, list), hi = number(hi_s, list);
+    if (lo > hi) throw usage_error(fmt::format("host list '{}': the range {} runs backwards", list, item));
+    if (out.size() + (hi - lo) >= max_hosts) {
+      throw usage_error(fmt::format("host list '{}' names more than {} hosts", list, max_hosts));
+    }
+    for (std::uint64_t v = lo; v <= hi; ++v) {
+      expand_one(fmt::format("{}{:0{}}{}", head, v, lo_s.size(), tail), list, out);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> expand_hostlist(std::string_view list) {
+  std::vector<std::string> out;
+  for (auto name : split_top(list)) expand_one(name, list, out);
+  return out;
+}
+
+std::string short_host(std::string_view host) {
+  return std::string(host.substr(0, host.find('.')));
+}
+
+switch_tree parse_switch_tree(std::string_view text, std::string source, bool strict) {
+  switch_tree t;
+  t.source = std::move(source);
+  std::map<std::string, std::int32_t> index;
+  std::vector<std::pair<std::int32_t, std::string>> children;  // (switch, its Switches= list)
+  std::vector<std::size_t> line_of;
+  std::size_t line_no = 0;
+  std::string logical;
+  const auto fail = [&](std::size_t line, const std::string& what) {
+    return usage_error(fmt::format("topology {} line {}: {}", t.source, line, what));
+  };
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    auto end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view raw = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    raw = raw.substr(0, raw.find('#'));
+    const bool more = !raw.empty() && raw.back() == '\\';  // a line continued on the next
+    logical += raw.substr(0, raw.size() - (more ? 1 : 0));
+    logical += ' ';
+    if (more && pos <= text.size()) continue;
+    std::string_view l = logical;
+    std::string name, nodes, switches;
+    bool has_nodes = false, has_switches = false;
+    std::size_t i = 0;
+    while (i < l.size()) {
+      while (i < l.size() && std::isspace(static_cast<unsigned char>(l[i]))) ++i;
+      if (i >= l.size()) break;
+      std::size_t j = i;
+      while (j < l.size() && !std::isspace(static_cast<unsigned char>(l[j]))) ++j;
+      const std::string_view tok = l.substr(i, j - i);
+      i = j;
+      const auto eq = tok.find('=');
+      if (eq == std::string_view::npos) {
+        throw fail(line_no, fmt::format("'{}' is not Key=Value (lines look like SwitchName=s0 Nodes=node[1-4])", tok));
+      }
+      const std::string key = lower(tok.substr(0, eq));
+      const std::string value(tok.substr(eq + 1));
+      if (key == "switchname") {
+        name = value;
+      } else if (key == "nodes") {
+        nodes = value;
+        has_nodes = true;
+      } else if (key == "switches") {
+        switches = value;
+        has_switches = true;
+      } else if (strict && key != "linkspeed") {
+        throw fail(line_no, fmt::format("unknown key '{}' (the tree form knows SwitchName, Switches, Nodes, LinkSpeed)",
+                                        tok.substr(0, eq)));
+      }
+    }
+    logical.clear();
+    if (name.empty() && !has_nodes && !has_switches) continue;  // blank, a comment, or only extra keys
+    if (name.empty()) throw fail(line_no, "a switch without SwitchName=");
+    if (index.contains(name)) throw fail(line_no, fmt::format("switch '{}' is named twice", name));
+    const auto me = static_cast<std::int32_t>(t.switches.size());
+    index[name] = me;
+    switch_desc d;
+    d.name = name;
+    // scontrol lists an upper switch's nodes too (those below it): its Switches= say where
+    d.leaf = !has_switches;
+    try {
+      for (auto& h : d.leaf && has_nodes ? expand_hostlist(nodes) : std::vector<std::string>{})
+        d.nodes.push_back(short_host(h));
+    } catch (const usage_error& e) {
+      throw fail(line_no, e.what());
+    }
+    if (has_switches) children.emplace_back(me, switches);
+    t.switches.push_back(std::move(d));
+    line_of.push_back(line_no);
+  }
+  if (t.switches.empty()) {
+    throw usage_error(fmt::format("topology {}: no SwitchName= line; give Slurm's topology.conf (tree form)", t.source));
+  }
+  for (const auto& [parent, list] : children) {
+    const std::size_t at = line_of[static_cast<std::size_t>(parent)];
+    std::vector<std::string> names;
+    try {
+      names = expand_hostlist(list);
+    } catch (const usage_error& e) {
+      throw fail(at, e.what());
+    }
+    for (const auto& child : names) {
+      const auto it = index.find(child);
+      if (it == index.end()) throw fail(at, fmt::format("Switches= names '{}', which no SwitchName= line defines", child));
+      auto& c = t.switches[static_cast<std::size_t>(it->second)];
+      if (it->second == parent) throw fail(at, fmt::format("switch '{}' is under itself", child));
+      if (c.parent >= 0) {
+        throw fail(at, fmt::format("switch '{}' is under both '{}' and '{}' (a tree has one parent)", child,
+                                   t.switches[static_cast<std::size_t>(c.parent)].name,
+                                   t.switches[static_cast<std::size_t>(parent)].name));
+      }
+      c.parent = parent;
+    }
+  }
+  // a cycle has no top: walking up from any switch must end within as many steps as switches
+  for (std::size_t s = 0; s < t.switches.size(); ++s) {
+    std::int32_t at = static_cast<std::int32_t>(s);
+    for (std::size_t steps = 0; at >= 0; ++steps) {
+      if (steps > t.switches.size()) {
+        throw fail(line_of[s], fmt::format("switch '{}' is in a loop of Switches= (a tree has a top)",
+                                           t.switches[s].name));
+      }
+      at = t.switches[static_cast<std::size_t>(at)].parent;
+    }
+  }
+  std::map<std::string, std::size_t> leaf_of;
+  for (std::size_t s = 0; s < t.switches.size(); ++s) {
+    for (const auto& n : t.switches[s].nodes) {
+      if (auto [it, fresh] = leaf_of.emplace(n, s); !fresh) {
+        throw fail(line_of[s], fmt::format("node '{}' is under both '{}' and '{}' (one leaf per node; several NICs "
+                                           "per node are not read from topology.conf)",
+                                           n, t.switches[it->second].name, t.switches[s].name));
+      }
+    }
+  }
+  return t;
+}
+
+std::vector<std::int32_t> leaf_of_hosts(const switch_tree& t, std::span<const std::string> hosts) {
+  std::map<std::string, std::int32_t> leaf;
+  for (std::size_t s = 0; s < t.switches.size(); ++s) {
+    for (const auto& n : t.switches[s].nodes) leaf.emplace(n, static_cast<std::int32_t>(s));
+  }
+  std::vector<std::int32_t> out;
+  for (const auto& h : hosts) {
+    const auto it = leaf.find(short_host(h));
+    out.push_back(it == leaf.end() ? -1 : it->second);
+  }
+  return out;
+}
+
+std::vector<std::vector<std::uint8_t>> ranks_under(const switch_tree& t, std::span<const std::int32_t> leaf_of_rank) {
+  std::vector<std::vector<std::uint8_t>> out(t.switches.size(), std::vector<std::uint8_t>(leaf_of_rank.size(), 0));
+  for (std::size_t r = 0; r < leaf_of_rank.size(); ++r) {
+    for (std::int32_t s = leaf_of_rank[r]; s >= 0; s = t.switches[static_cast<std::size_t>(s)].parent) {
+      out[static_cast<std::size_t>(s)][r] = 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace rdmamesh::plan

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# On the emulated 2-tier RoCE fabric (tools/softroce-vm --nodes 4 --leaves 2 --slurm; this runs on
+# node1): leaf1 holds node1 and node2, leaf2 node3 and node4, both under one spine; the tree is in
+# $RDMAMESH_TOPOLOGY and in Slurm (TopologyPlugin=topology/tree). A healthy srun job finds Slurm's
+# tree by itself (scontrol show topology) and names nothing. Faults made by the kernel's traffic
+# control, not by rdmamesh: tbf on leaf1's uplink (up1, what leaves leaf1 for the spine) names
+# that uplink and no node under it (with two leaves it is also leaf2's way down: the same pairs,
+# both named); tbf on node1's own port names node1, not its leaf's uplink. Each exits 5, and its
+# verdict file counts that one cause.
+source "$(dirname "$0")/lib.sh"
+[ "${RDMAMESH_VM_NODES:-0}" = 4 ] && [ -s "${RDMAMESH_TOPOLOGY:-}" ] ||
+  { echo "fabric_test: run me with tools/softroce-vm --nodes 4 --leaves 2 --slurm"; exit 2; }
+four=(--host node1:2,node2:2,node3:2,node4:2)
+fine=(-s 4K -Q 1 -D 2 --warmup 0.3)
+root_tc() { nsenter --net=/proc/1/ns/net tc "$@"; }
+for dev in up1 roce1; do root_tc qdisc del dev "$dev" root 2>/dev/null; done  # a failed earlier test's leftover
+sed 's/^/    topology.conf: /' "$RDMAMESH_TOPOLOGY"
+
+# healthy, under srun: Slurm's tree found without a flag, nothing named
+echo "== healthy: srun -N 4 --ntasks-per-node 2 --mpi=pmix rdmamesh ${fine[*]}"
+srun -N 4 --ntasks-per-node 2 --mpi=pmix "$bin" "${fine[@]}" --quiet -o "$tmp/healthy.h5" >"$tmp/healthy.txt" 2>&1
+rc=$?
+grep -E "^# (topology|slow|healthy|judged|not judged|verdict)|rdmamesh: error" "$tmp/healthy.txt" | sed 's/^/    /'
+[ "$rc" = 0 ] || { cat "$tmp/healthy.txt"; fail "healthy: exit $rc, expected 0"; }
+grep -q "^# topology: scontrol show topology: 3 switch(es), 2 leaves; 4 of the job's 4 node(s) under them, 2 uplink(s) judged$" \
+  "$tmp/healthy.txt" || fail "healthy: Slurm's tree was not read (no '# topology: scontrol show topology' line)"
+grep -q "^# slow: " "$tmp/healthy.txt" && fail "healthy: a cause named on a healthy fabric"
+later "healthy: the verdict file and /outliers say healthy, /topology holds Slurm's tree" "$here/check_verdict.py" \
+  "$tmp/healthy.h5" "$tmp/healthy.verdict.json" --healthy --topology leaf1,leaf2,spine
+
+# sick NAME DEVICE RANKS EXPECTED_LINE -- what leaves through DEVICE (RANKS' sends to the others in the
+# healthy run) shaped to half, then one job (two where the first reads healthy, a run's noise)
+sick() {
+  local name=$1 dev=$2 ranks=$3 want=$4 kbit left=2 rc
+  kbit=$(awk -v g="$(egress_gbps "$tmp/healthy.txt" $ranks)" 'BEGIN { printf "%d", g * 1e6 / 2 }')
+  echo "== $name: tbf on $dev at $kbit kbit/s, half of what ranks $ranks sent through it in the healthy run"
+  [ "$kbit" -gt 0 ] || { fail "$name: no egress measured for ranks $ranks"; return; }
+  root_tc qdisc add dev "$dev" root tbf rate "${kbit}kbit" burst 256kb latency 400ms || { fail "$name: tc"; return; }
+  while :; do
+    mpirun "${four[@]}" "$bin" "${fine[@]}" --topology "$RDMAMESH_TOPOLOGY" --quiet -o "$tmp/$name.h5" \
+      >"$tmp/$name.txt" 2>&1
+    rc=$?
+    grep -E "^# (slow|healthy|judged|verdict)|^#   |rdmamesh: error" "$tmp/$name.txt" | sed 's/^/    /'
+    left=$((left - 1))
+    [ "$rc" = 0 ] && [ "$left" -gt 0 ] || break
+    echo "   $name: missed (read healthy): one more launch"
+    for f in "$tmp/$name".{h5,verdict.json,txt}; do mv "$f" "$f.missed"; done
+  done
+  root_tc -s qdisc show dev "$dev" | sed -n '1,2p' | sed 's/^/    tc: /'
+  root_tc qdisc del dev "$dev" root
+  [ "$rc" = 5 ] || failed_at "$tmp/$name.txt" $ranks || { cat "$tmp/$name.txt"; fail "$name: exit $rc, expected 5"; return; }
+  [ "$(grep -c '^# slow: ' "$tmp/$name.txt")" = 1 ] || fail "$name: expected exactly one '# slow:' line"
+  grep -qE "$want" "$tmp/$name.txt" || fail "$name: no line /$want/"
+}
+sick uplink up1 "0 1 2 3" \
+  "^# slow: uplink leaf1-spine \(node1,node2\) \(or leaf2-spine \(node3,node4\), the same pairs the other way\): up at [0-9.]+ % of the median"
+later "uplink: the verdict file counts leaf1's uplink alone, nothing to drain" "$here/check_verdict.py" \
+  "$tmp/uplink.h5" "$tmp/uplink.verdict.json" --uplink leaf1-spine --topology leaf1,leaf2,spine
+sick port roce1 "0 1" "^# slow: node node1 \(ranks 0,1\): its sends at [0-9.]+ %"
+later "port: the verdict file counts node1 alone, and drains it" "$here/check_verdict.py" \
+  "$tmp/port.h5" "$tmp/port.verdict.json" --node node1
+finish
