@@ -172,7 +172,7 @@ def _residuals(z, use, cls, rounds, min_spread):
     share = dof / ok.sum()
     whole = _mad(e[ok], dof, min_spread)
     spread = np.full(z.shape, np.nan)
-    for c in (0, 1):
+    for c in np.unique(cls):
         for r in np.unique(rounds[ok & (cls == c)]):
             m = ok & (cls == c) & (rounds == r)
             own = _mad(e[m], m.sum() * share, min_spread) if m.sum() >= 5 else float("nan")
@@ -194,11 +194,15 @@ def localize(logs, judged, nodes, rounds, floor, k=3.0, k_link=4.0, min_spread=0
     pairs, fine."""
     n = logs.shape[0]
     cls = (nodes[:, None] != nodes[None, :]).astype(int)
+    for _, under in uplinks:  # and the uplinks the path crosses: like with like, as rank 0's finder
+        on = np.zeros(n, dtype=bool)
+        on[np.asarray(under, dtype=int)] = True
+        cls += (cls > 0) & (on[:, None] != on[None, :])
     rounds = np.where(judged, rounds, -1)
 
     def scores(ref):
         z = np.full(logs.shape, np.nan)
-        for c in (0, 1):
+        for c in np.unique(cls):
             m, use = judged & (cls == c), ref & (cls == c)
             if use.sum() < 2:
                 continue
@@ -212,7 +216,7 @@ def localize(logs, judged, nodes, rounds, floor, k=3.0, k_link=4.0, min_spread=0
         # each class spreads as it does (within a node: the CPUs; across: the port), where it has
         # enough pairs to say; else the run's spread
         spread = np.full(logs.shape, max(min_spread, pooled))
-        for c in (0, 1):
+        for c in np.unique(cls):
             own = _mad(z[ref & np.isfinite(z) & (cls == c)])
             if np.isfinite(own):
                 spread[cls == c] = max(min_spread, own)
@@ -236,6 +240,7 @@ def localize(logs, judged, nodes, rounds, floor, k=3.0, k_link=4.0, min_spread=0
             same[twin[0][1]] = int(sw)
         elif 0 < on.sum() < n:
             members.append(("uplink", int(sw), -1, on, True))
+    switches = bool(members)
     if len(set(nodes.tolist())) > 1:
         members += [("node", int(nd), -1, nodes == nd, True) for nd in sorted(set(nodes.tolist()))]
     members += [("rank", int(nodes[r]), r, np.arange(n) == r, False) for r in range(n)]
@@ -263,9 +268,11 @@ def localize(logs, judged, nodes, rounds, floor, k=3.0, k_link=4.0, min_spread=0
                     named |= m
             slow = named & (z < floor)
             gain = int((slow & ~explained).sum())
+            # with switches a cause is worth its slow pairs less its fine ones, as rank 0's finder
+            worth = gain - (int((named & ~(z < floor)).sum()) if switches else 0)
             size = 0 if kind == "uplink" else on.sum()
-            if gain and (best is None or gain > best[0] or (gain == best[0] and size > best[1])):
-                best = (gain, size, i, sides, z)
+            if gain and (best is None or worth > best[0] or (worth == best[0] and size > best[1])):
+                best = (worth, size, i, sides, z)
         if best is None:
             break
         _, _, i, sides, z = best
@@ -273,6 +280,9 @@ def localize(logs, judged, nodes, rounds, floor, k=3.0, k_link=4.0, min_spread=0
         c = dict(kind=kind, node=node, rank=rank, peer=same.get(node, -1) if kind == "uplink" else -1,
                  send=float("nan"), recv=float("nan"), pairs=0, fine=0)
         for (m, ok), key in zip(sides, ("send", "recv")):
+            if not ok and kind == "uplink":  # the other way's acknowledgements: its evidence too
+                explained |= m & (z < floor)
+                covered |= m
             if ok:
                 c[key] = float(np.exp(np.median(z[m])))
                 c["pairs"] += int((m & (z < floor)).sum())

@@ -21,12 +21,14 @@ struct evidence {
   mask judged;                   // ran, did not fail, measured a window
   std::vector<double> log_bw;    // log of bytes/s, the count corrected by half a quantum
   std::vector<double> expected;  // messages per byte/s: seconds / size (for the counting error)
-  std::vector<int> cls, rnd;     // 0 within a node, 1 across; the round that measured it
+  // 0 within a node, 1 across nodes plus the uplinks its path crosses (--topology: within a leaf
+  // 1, leaf-spine-leaf 3); the round that measured it
+  std::vector<int> cls, rnd;
   double quantum = 1;            // messages a count moves by (duration mode); 0: counts are exact
 };
 
-evidence gather(const run_matrices& m, std::uint64_t size, std::span<const std::int32_t> node_of, bool counted,
-                std::uint64_t max_quantum) {
+evidence gather(const run_matrices& m, std::uint64_t size, std::span<const std::int32_t> node_of,
+                std::span<const switch_group> uplinks, bool counted, std::uint64_t max_quantum) {
   evidence ev;
   const std::uint32_t n = ev.n = m.tx_bw.n;
   const std::size_t nn = std::size_t{n} * n;
@@ -44,6 +46,9 @@ evidence gather(const run_matrices& m, std::uint64_t size, std::span<const std::
       ev.judged[i] = 1;
       ev.rnd[i] = m.round.v[i];
       ev.cls[i] = across_nodes(node_of, a, b) ? 1 : 0;
+      // a pair through the spine is compared with pairs through the spine: crossing switches
+      // costs what it costs (oversubscribed uplinks, in the emulation each bridge's CPU)
+      for (const auto& u : uplinks) ev.cls[i] += ev.cls[i] > 0 && u.members.size() == n && u.members[a] != u.members[b];
       ev.expected[i] = secs / static_cast<double>(size);
       if (m.tx_msgs.v[i] > 0) q = std::gcd(q, m.tx_msgs.v[i]);
     }
@@ -216,6 +221,7 @@ struct side {
 struct verdict {
   side sends, receives;
   std::uint32_t explains = 0;  // slow pairs of its named sides not explained yet
+  std::uint32_t fine = 0;      // ... and its named sides' pairs that are not slow
 };
 
 // The judged pairs of a candidate's side that no cause covers yet.
@@ -296,7 +302,10 @@ verdict against_noise(const evidence& ev, const candidate& c, const mask& covere
     sd->named = d < floor && d < -s.k * count_error && ((spread_says && p < s.p_loose) || p < s.p_strict);
     if (!sd->named) continue;
     sd->median_pct = std::exp(d) * 100;
-    for (std::size_t k = 0; k < sd->pairs.size(); ++k) v.explains += sd->slow[k] && !explained[sd->pairs[k]];
+    for (std::size_t k = 0; k < sd->pairs.size(); ++k) {
+      v.explains += sd->slow[k] && !explained[sd->pairs[k]];
+      v.fine += !sd->slow[k];
+    }
   }
   return v;
 }
@@ -317,7 +326,10 @@ verdict against_floor(const evidence& ev, const candidate& c, const mask& covere
     sd->named = k >= 2 && 2 * k > sd->pairs.size();
     if (!sd->named) continue;
     sd->median_pct = std::exp(median_of(r)) * 100;
-    for (std::size_t j = 0; j < sd->pairs.size(); ++j) v.explains += sd->slow[j] && !explained[sd->pairs[j]];
+    for (std::size_t j = 0; j < sd->pairs.size(); ++j) {
+      v.explains += sd->slow[j] && !explained[sd->pairs[j]];
+      v.fine += !sd->slow[j];
+    }
   }
   return v;
 }
@@ -329,6 +341,13 @@ template <class Evaluate>
 std::vector<outlier> cover(std::vector<candidate> cands, outlier_basis basis, Evaluate evaluate, mask& covered) {
   std::vector<outlier> found;
   mask explained(covered.size(), 0);
+  // with switches, a cause is worth its slow pairs less its fine ones: an uplink whose named side
+  // is half a sick node's pairs and half its healthy neighbour's explains that node worse than
+  // the node does (a shaped port once read as its leaf's uplink, 11 slow pairs and 5 fine)
+  const bool switches = std::ranges::any_of(cands, [](const candidate& c) { return c.kind == outlier_kind::uplink; });
+  const auto worth = [&](const verdict& v) {
+    return static_cast<std::int64_t>(v.explains) - (switches ? static_cast<std::int64_t>(v.fine) : 0);
+  };
   // on a tie the larger (a node before its ranks), but an uplink last: a leaf of one node explains
   // what its port does, and the node is what can be drained
   const auto size = [](const candidate& c) {
@@ -339,8 +358,8 @@ std::vector<outlier> cover(std::vector<candidate> cands, outlier_basis basis, Ev
     verdict best_v;
     for (std::size_t ci = 0; ci < cands.size(); ++ci) {
       verdict v = evaluate(cands[ci], covered, explained);
-      if (v.explains > 0 && (best == cands.size() || v.explains > best_v.explains ||
-                             (v.explains == best_v.explains && size(cands[ci]) > size(cands[best])))) {
+      if (v.explains > 0 && (best == cands.size() || worth(v) > worth(best_v) ||
+                             (worth(v) == worth(best_v) && size(cands[ci]) > size(cands[best])))) {
         best = ci;
         best_v = std::move(v);
       }
@@ -349,6 +368,14 @@ std::vector<outlier> cover(std::vector<candidate> cands, outlier_basis basis, Ev
     const candidate& c = cands[best];
     outlier o{c.kind, basis, c.node, c.rank, c.same, nan, nan, 0, 0};
     for (const auto& [sd, pct] : {std::pair{&best_v.sends, &o.send_pct}, std::pair{&best_v.receives, &o.recv_pct}}) {
+      // an uplink slow one way delays the other way's acknowledgements (RC): those pairs are its
+      // evidence too, not a node's (a leaf's shaped way up once read as its node's receives at 60 %)
+      if (!sd->named && c.kind == outlier_kind::uplink) {
+        for (std::size_t k = 0; k < sd->pairs.size(); ++k) {
+          covered[sd->pairs[k]] = 1;
+          if (k < sd->slow.size()) explained[sd->pairs[k]] |= sd->slow[k];
+        }
+      }
       if (!sd->named) continue;
       *pct = sd->median_pct;
       for (std::size_t k = 0; k < sd->pairs.size(); ++k) {
@@ -507,7 +534,7 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
   out.expect_bps = s.expect_bps;
   out.threshold_pct = nan;  // until the run's noise is measured
   add_failed(m, out);
-  const evidence ev = gather(m, msg_size, node_of, s.counted, s.max_quantum);
+  const evidence ev = gather(m, msg_size, node_of, uplinks, s.counted, s.max_quantum);
   std::vector<double> all;
   for (std::size_t i = 0; i < ev.judged.size(); ++i) {
     if (ev.judged[i]) all.push_back(m.tx_bw.v[i]);

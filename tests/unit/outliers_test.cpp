@@ -417,22 +417,48 @@ TEST_CASE("--topology: a healthy run names no uplink") {
   CHECK(named(find_with(r, leaves(r.node_of, {0, 0, 1, 1, 2, 2}))) == 0);
 }
 
-TEST_CASE("--topology: with two leaves one's way up is the other's way down, and both are named") {
+TEST_CASE("--topology: with two leaves the spine's pairs have nothing beside them; --expect names both uplinks") {
   run r(8, nodes_of(4, 2), 2000);
   r.jitter(0.1);
   const auto up = leaves(r.node_of, {0, 0, 1, 1});
   for (std::uint32_t a = 0; a < 4; ++a) {
     for (std::uint32_t b = 4; b < 8; ++b) r.scale(a, b, 0.3);
   }
-  const auto rep = find_with(r, up);
+  // every pair through the spine crosses both uplinks: no cohort to be slow against, nothing named
+  const auto quiet = find_with(r, up);
+  CHECK(named(quiet) == 0);
+  // a floor needs no cohort: leaf0's way up (leaf1's way down, the same pairs) is below it
+  const auto rep = find_outliers(r.m, size, r.node_of, {.slow_pct = 90, .expect_bps = 1000 * size, .counted = true}, up);
   REQUIRE(named(rep) == 1);
   const auto& o = rep.found[0];
   CHECK(o.kind == outlier_kind::uplink);
+  CHECK(o.basis == outlier_basis::expect);
   CHECK(o.node == 0);
   CHECK(o.peer == 1);
   CHECK(std::isfinite(o.send_pct));
   CHECK(std::isnan(o.recv_pct));
   const std::vector<std::string> names{"leaf0-spine (node0,node1)", "leaf1-spine (node2,node3)"};
   CHECK(io::cause_line(o, rep, {}, names).starts_with(
-      "# slow: uplink leaf0-spine (node0,node1) (or leaf1-spine (node2,node3), the same pairs the other way): up at "));
+      "# below --expect: uplink leaf0-spine (node0,node1) (or leaf1-spine (node2,node3), the same pairs the other "
+      "way): up at "));
+}
+
+TEST_CASE("--topology: an uplink slow one way is one cause, though its acknowledgements slow one node's receives") {
+  // leaf0's way up at 25 %; what comes down to node1 waits on acknowledgements going up (60 %),
+  // while node0, with the CPU that frees, receives faster (130 %): the way down as a whole is not
+  // slow, node1's receives alone are (the VM's shaped leaf once read so)
+  run r(12, nodes_of(6, 2), 2000);
+  r.jitter(0.1, 3);
+  const auto up = leaves(r.node_of, {0, 0, 1, 1, 2, 2});
+  for (std::uint32_t a = 0; a < 4; ++a) {
+    for (std::uint32_t b = 4; b < 12; ++b) {
+      r.scale(a, b, 0.25);
+      r.scale(b, a, a >= 2 ? 0.6 : 1.3);
+    }
+  }
+  const auto rep = find_with(r, up);
+  REQUIRE(named(rep) == 1);
+  CHECK(rep.found[0].kind == outlier_kind::uplink);
+  CHECK(rep.found[0].node == 0);
+  CHECK(std::isnan(rep.found[0].recv_pct));
 }

@@ -1,32 +1,36 @@
 #!/usr/bin/env bash
-# On the emulated 2-tier RoCE fabric (tools/softroce-vm --nodes 4 --leaves 2 --slurm; this runs on
-# node1): leaf1 holds node1 and node2, leaf2 node3 and node4, both under one spine; the tree is in
-# $RDMAMESH_TOPOLOGY and in Slurm (TopologyPlugin=topology/tree). A healthy srun job finds Slurm's
-# tree by itself (scontrol show topology) and names nothing. Faults made by the kernel's traffic
-# control, not by rdmamesh: tbf on leaf1's uplink (up1, what leaves leaf1 for the spine) names
-# that uplink and no node under it (with two leaves it is also leaf2's way down: the same pairs,
-# both named); tbf on node1's own port names node1, not its leaf's uplink. Each exits 5, and its
-# verdict file counts that one cause.
+# On the emulated 2-tier RoCE fabric (tools/softroce-vm --nodes 6 --leaves 3 --slurm; this runs on
+# node1): leaf1 holds node1 and node2, leaf2 node3 and node4, leaf3 node5 and node6, all under
+# one spine, one rank per node (two per node on 2 vCPUs: what a shaped node leaves idle goes to
+# its leaf-mate's ranks, which then read slow beside it); the tree is in $RDMAMESH_TOPOLOGY and in
+# Slurm (TopologyPlugin=topology/tree). Three leaves, not two: pairs
+# through the spine are judged against pairs through the spine (crossing bridges costs CPU here,
+# as oversubscription does on a real fabric), and with two leaves every one of them crosses both
+# uplinks, so nothing beside them would say how fast they should be. A healthy srun job finds
+# Slurm's tree by itself (scontrol show topology) and names nothing. Faults made by the kernel's
+# traffic control, not by rdmamesh: tbf on leaf3's uplink (up3, what leaves leaf3 for the spine)
+# names that uplink and no node under it; tbf on node5's own port names node5, not its leaf's
+# uplink. Each exits 5, and its verdict file counts that one cause.
 source "$(dirname "$0")/lib.sh"
-[ "${RDMAMESH_VM_NODES:-0}" = 4 ] && [ -s "${RDMAMESH_TOPOLOGY:-}" ] ||
-  { echo "fabric_test: run me with tools/softroce-vm --nodes 4 --leaves 2 --slurm"; exit 2; }
-four=(--host node1:2,node2:2,node3:2,node4:2)
+[ "${RDMAMESH_VM_NODES:-0}" = 6 ] && [ -s "${RDMAMESH_TOPOLOGY:-}" ] ||
+  { echo "fabric_test: run me with tools/softroce-vm --nodes 6 --leaves 3 --slurm"; exit 2; }
+six=(--host node1:1,node2:1,node3:1,node4:1,node5:1,node6:1)
 fine=(-s 4K -Q 1 -D 2 --warmup 0.3)
 root_tc() { nsenter --net=/proc/1/ns/net tc "$@"; }
-for dev in up1 roce1; do root_tc qdisc del dev "$dev" root 2>/dev/null; done  # a failed earlier test's leftover
+for dev in up3 roce5; do root_tc qdisc del dev "$dev" root 2>/dev/null; done  # a failed earlier test's leftover
 sed 's/^/    topology.conf: /' "$RDMAMESH_TOPOLOGY"
 
 # healthy, under srun: Slurm's tree found without a flag, nothing named
-echo "== healthy: srun -N 4 --ntasks-per-node 2 --mpi=pmix rdmamesh ${fine[*]}"
-srun -N 4 --ntasks-per-node 2 --mpi=pmix "$bin" "${fine[@]}" --quiet -o "$tmp/healthy.h5" >"$tmp/healthy.txt" 2>&1
+echo "== healthy: srun -N 6 --ntasks-per-node 1 --mpi=pmix rdmamesh ${fine[*]}"
+srun -N 6 --ntasks-per-node 1 --mpi=pmix "$bin" "${fine[@]}" --quiet -o "$tmp/healthy.h5" >"$tmp/healthy.txt" 2>&1
 rc=$?
 grep -E "^# (topology|slow|healthy|judged|not judged|verdict)|rdmamesh: error" "$tmp/healthy.txt" | sed 's/^/    /'
 [ "$rc" = 0 ] || { cat "$tmp/healthy.txt"; fail "healthy: exit $rc, expected 0"; }
-grep -q "^# topology: scontrol show topology: 3 switch(es), 2 leaves; 4 of the job's 4 node(s) under them, 2 uplink(s) judged$" \
+grep -q "^# topology: scontrol show topology: 4 switch(es), 3 leaves; 6 of the job's 6 node(s) under them, 3 uplink(s) judged$" \
   "$tmp/healthy.txt" || fail "healthy: Slurm's tree was not read (no '# topology: scontrol show topology' line)"
 grep -q "^# slow: " "$tmp/healthy.txt" && fail "healthy: a cause named on a healthy fabric"
 later "healthy: the verdict file and /outliers say healthy, /topology holds Slurm's tree" "$here/check_verdict.py" \
-  "$tmp/healthy.h5" "$tmp/healthy.verdict.json" --healthy --topology leaf1,leaf2,spine
+  "$tmp/healthy.h5" "$tmp/healthy.verdict.json" --healthy --topology leaf1,leaf2,leaf3,spine
 
 # sick NAME DEVICE RANKS EXPECTED_LINE -- what leaves through DEVICE (RANKS' sends to the others in the
 # healthy run) shaped to half, then one job (two where the first reads healthy, a run's noise)
@@ -37,7 +41,7 @@ sick() {
   [ "$kbit" -gt 0 ] || { fail "$name: no egress measured for ranks $ranks"; return; }
   root_tc qdisc add dev "$dev" root tbf rate "${kbit}kbit" burst 256kb latency 400ms || { fail "$name: tc"; return; }
   while :; do
-    mpirun "${four[@]}" "$bin" "${fine[@]}" --topology "$RDMAMESH_TOPOLOGY" --quiet -o "$tmp/$name.h5" \
+    mpirun "${six[@]}" "$bin" "${fine[@]}" --topology "$RDMAMESH_TOPOLOGY" --quiet -o "$tmp/$name.h5" \
       >"$tmp/$name.txt" 2>&1
     rc=$?
     grep -E "^# (slow|healthy|judged|verdict)|^#   |rdmamesh: error" "$tmp/$name.txt" | sed 's/^/    /'
@@ -52,11 +56,11 @@ sick() {
   [ "$(grep -c '^# slow: ' "$tmp/$name.txt")" = 1 ] || fail "$name: expected exactly one '# slow:' line"
   grep -qE "$want" "$tmp/$name.txt" || fail "$name: no line /$want/"
 }
-sick uplink up1 "0 1 2 3" \
-  "^# slow: uplink leaf1-spine \(node1,node2\) \(or leaf2-spine \(node3,node4\), the same pairs the other way\): up at [0-9.]+ % of the median"
-later "uplink: the verdict file counts leaf1's uplink alone, nothing to drain" "$here/check_verdict.py" \
-  "$tmp/uplink.h5" "$tmp/uplink.verdict.json" --uplink leaf1-spine --topology leaf1,leaf2,spine
-sick port roce1 "0 1" "^# slow: node node1 \(ranks 0,1\): its sends at [0-9.]+ %"
-later "port: the verdict file counts node1 alone, and drains it" "$here/check_verdict.py" \
-  "$tmp/port.h5" "$tmp/port.verdict.json" --node node1
+# (its way down may read slow too: what comes down waits on acknowledgements going up)
+sick uplink up3 "4 5" "^# slow: uplink leaf3-spine \(node5,node6\): up at [0-9.]+ %( and down at [0-9.]+ %)? of the median"
+later "uplink: the verdict file counts leaf3's uplink alone, nothing to drain" "$here/check_verdict.py" \
+  "$tmp/uplink.h5" "$tmp/uplink.verdict.json" --uplink leaf3-spine --topology leaf1,leaf2,leaf3,spine
+sick port roce5 4 "^# slow: node node5 \(ranks 4\): its sends at [0-9.]+ %"
+later "port: the verdict file counts node5 alone, and drains it" "$here/check_verdict.py" \
+  "$tmp/port.h5" "$tmp/port.verdict.json" --node node5
 finish

@@ -1,7 +1,8 @@
 // Which node, rank or link explains a run's slow pairs, and only beyond the run's own noise.
 //
 // Pairs are compared like with like: each with the median of its cohort, the pairs of the same
-// class (within a node, or across nodes) measured in the same round (or the whole run when a
+// class (within a node, or across nodes, and with --topology by the uplinks the path crosses:
+// within a leaf, through the spine) measured in the same round (or the whole run when a
 // round holds fewer than three of them). A candidate cause (a node's pairs to other nodes, a
 // rank's sends or receives) is tested against the pairs that touch neither it nor a cause
 // already named: a side is named when its median falls below --slow % of the cohort and below
@@ -120,6 +121,9 @@ struct switch_group {
 // `m`: the run's matrices; `node_of`: each rank's node; `uplinks`: the switches with a switch
 // above them (--topology). An uplink is named only where it explains more slow pairs than any
 // node or rank does (on a tie the node: a leaf of one node cannot tell its uplink from its port).
+// Pairs through the spine are then a class of their own, so with two leaves every such pair
+// crosses both uplinks and nothing beside them says how fast they should be: only --expect's
+// floor (or analysis/compare against a clean run) can name those uplinks.
 outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
                              const finder_settings& s, std::span<const switch_group> uplinks = {});
 
