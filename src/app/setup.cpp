@@ -70,9 +70,10 @@ std::string read_topology(const options& o, std::string& source) {
     source = o.topology;
     std::ifstream in(o.topology);
     if (!in) {
-      throw usage_error(fmt::format("--topology {}: cannot read it; give Slurm's topology.conf (tree form), or leave "
-                                    "--topology out",
-                                    o.topology));
+      throw usage_error(
+          fmt::format("--topology {}: cannot read it; give Slurm's topology.conf (tree form), or leave "
+                      "--topology out",
+                      o.topology));
     }
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   }
@@ -105,10 +106,11 @@ int resolve_topology(const mpi::world& w, const options& o, setup& s) {
       for (const auto& h : s.hosts)
         if (std::ranges::find(job, plan::short_host(h)) == job.end()) job.push_back(plan::short_host(h));
       const std::size_t shown = std::min<std::size_t>(job.size(), 3);
-      throw usage_error(fmt::format("topology {}: none of the job's nodes ({}{}) is under a switch in it; give the "
-                                    "tree of this cluster (Slurm's topology.conf), or leave --topology out",
-                                    source, fmt::join(job.begin(), job.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
-                                    job.size() > 3 ? ", ..." : ""));
+      throw usage_error(
+          fmt::format("topology {}: none of the job's nodes ({}{}) is under a switch in it; give the "
+                      "tree of this cluster (Slurm's topology.conf), or leave --topology out",
+                      source, fmt::join(job.begin(), job.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+                      job.size() > 3 ? ", ..." : ""));
     }
     const auto under = plan::ranks_under(s.switches, s.leaf_of);
     for (std::size_t sw = 0; sw < s.switches.switches.size(); ++sw) {
@@ -118,10 +120,10 @@ int resolve_topology(const mpi::world& w, const options& o, setup& s) {
         const std::string h = plan::short_host(s.hosts[r]);
         if (under[sw][r] && std::ranges::find(nodes, h) == nodes.end()) nodes.push_back(h);
       }
-      s.uplink_names.push_back(
-          d.parent < 0 ? d.name
-                       : fmt::format("{}-{} ({})", d.name, s.switches.switches[static_cast<std::size_t>(d.parent)].name,
-                                     fmt::join(nodes, ",")));
+      s.uplink_names.push_back(d.parent < 0 ? d.name
+                                            : fmt::format("{}-{} ({})", d.name,
+                                                          s.switches.switches[static_cast<std::size_t>(d.parent)].name,
+                                                          fmt::join(nodes, ",")));
       if (d.parent >= 0) s.uplinks.push_back({static_cast<std::int32_t>(sw), under[sw]});
     }
   });
@@ -309,13 +311,13 @@ void print_header(const mpi::world& w, const options& o, setup& s, stats::setup_
   }
   if (!s.switches.empty()) {
     const auto leaves = std::ranges::count_if(s.switches.switches, [](const auto& d) { return d.leaf; });
-    header += fmt::format("# topology: {}: {} switch(es), {} leaves; {} of the job's {} node(s) under them, {} uplink(s) "
-                          "judged{}\n",
-                          s.switches.source, s.switches.switches.size(), leaves, nodes.size() - missing.size(),
-                          nodes.size(), s.uplinks.size(),
-                          missing.empty() ? ""
-                                          : fmt::format("; under no switch of it (judged as nodes only): {}",
-                                                        fmt::join(missing, ", ")));
+    header += fmt::format(
+        "# topology: {}: {} switch(es), {} leaves; {} of the job's {} node(s) under them, {} uplink(s) "
+        "judged{}\n",
+        s.switches.source, s.switches.switches.size(), leaves, nodes.size() - missing.size(), nodes.size(),
+        s.uplinks.size(),
+        missing.empty() ? ""
+                        : fmt::format("; under no switch of it (judged as nodes only): {}", fmt::join(missing, ", ")));
   }
   print(header + io::format_table_header(o));
   if (s.file) s.file->write_ranks(s.ranks, all_took, all_held);

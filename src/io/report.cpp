@@ -327,7 +327,7 @@ std::string node_name(std::int32_t node, std::span<const fabric::rank_info> rank
 std::string uplink_subject(std::int32_t sw, std::int32_t same, std::span<const std::string> uplinks) {
   const auto name = [&](std::int32_t s) {
     return s >= 0 && static_cast<std::size_t>(s) < uplinks.size() ? uplinks[static_cast<std::size_t>(s)]
-                                                                   : fmt::format("switch {}", s);
+                                                                  : fmt::format("switch {}", s);
   };
   return same < 0 ? name(sw) : fmt::format("{} (or {}, the same pairs the other way)", name(sw), name(same));
 }

@@ -127,8 +127,8 @@ std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<co
                               counted, v.runs_judged));
   }
   for (const auto& c : v.causes) {
-    out.push_back(
-        fmt::format("#   {}{}", c.counted ? "" : "seen, not counted: ", cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks)));
+    out.push_back(fmt::format(
+        "#   {}{}", c.counted ? "" : "seen, not counted: ", cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks)));
   }
   return out;
 }

@@ -67,7 +67,8 @@ void expand_one(std::string_view name, std::string_view list, std::vector<std::s
     const std::string_view item = body.substr(start, i - start);
     start = i + 1;
     const auto dash = item.find('-');
-    const std::string_view lo_s = item.substr(0, dash), hi_s = dash == std::string_view::npos ? lo_s : item.substr(dash + 1);
+    const std::string_view lo_s = item.substr(0, dash),
+                           hi_s = dash == std::string_view::npos ? lo_s : item.substr(dash + 1);
     const std::uint64_t lo = number(lo_s, list), hi = number(hi_s, list);
     if (lo > hi) throw usage_error(fmt::format("host list '{}': the range {} runs backwards", list, item));
     if (out.size() + (hi - lo) >= max_hosts) {
@@ -155,7 +156,7 @@ switch_tree parse_switch_tree(std::string_view text, std::string source, bool st
     // scontrol lists an upper switch's nodes too (those below it): its Switches= say where
     d.leaf = !has_switches;
     try {
-      for (auto& h : d.leaf && has_nodes ? expand_hostlist(nodes) : std::vector<std::string>{})
+      for (auto& h : d.leaf&& has_nodes ? expand_hostlist(nodes) : std::vector<std::string>{})
         d.nodes.push_back(short_host(h));
     } catch (const usage_error& e) {
       throw fail(line_no, e.what());
@@ -165,7 +166,8 @@ switch_tree parse_switch_tree(std::string_view text, std::string source, bool st
     line_of.push_back(line_no);
   }
   if (t.switches.empty()) {
-    throw usage_error(fmt::format("topology {}: no SwitchName= line; give Slurm's topology.conf (tree form)", t.source));
+    throw usage_error(
+        fmt::format("topology {}: no SwitchName= line; give Slurm's topology.conf (tree form)", t.source));
   }
   for (const auto& [parent, list] : children) {
     const std::size_t at = line_of[static_cast<std::size_t>(parent)];
@@ -177,7 +179,8 @@ switch_tree parse_switch_tree(std::string_view text, std::string source, bool st
     }
     for (const auto& child : names) {
       const auto it = index.find(child);
-      if (it == index.end()) throw fail(at, fmt::format("Switches= names '{}', which no SwitchName= line defines", child));
+      if (it == index.end())
+        throw fail(at, fmt::format("Switches= names '{}', which no SwitchName= line defines", child));
       auto& c = t.switches[static_cast<std::size_t>(it->second)];
       if (it->second == parent) throw fail(at, fmt::format("switch '{}' is under itself", child));
       if (c.parent >= 0) {
@@ -193,8 +196,8 @@ switch_tree parse_switch_tree(std::string_view text, std::string source, bool st
     std::int32_t at = static_cast<std::int32_t>(s);
     for (std::size_t steps = 0; at >= 0; ++steps) {
       if (steps > t.switches.size()) {
-        throw fail(line_of[s], fmt::format("switch '{}' is in a loop of Switches= (a tree has a top)",
-                                           t.switches[s].name));
+        throw fail(line_of[s],
+                   fmt::format("switch '{}' is in a loop of Switches= (a tree has a top)", t.switches[s].name));
       }
       at = t.switches[static_cast<std::size_t>(at)].parent;
     }

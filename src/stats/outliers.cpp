@@ -24,7 +24,7 @@ struct evidence {
   // 0 within a node, 1 across nodes plus the uplinks its path crosses (--topology: within a leaf
   // 1, leaf-spine-leaf 3); the round that measured it
   std::vector<int> cls, rnd;
-  double quantum = 1;            // messages a count moves by (duration mode); 0: counts are exact
+  double quantum = 1;  // messages a count moves by (duration mode); 0: counts are exact
 };
 
 evidence gather(const run_matrices& m, std::uint64_t size, std::span<const std::int32_t> node_of,

@@ -347,7 +347,8 @@ std::vector<switch_group> leaves(const std::vector<std::int32_t>& node_of, std::
   const auto count = *std::max_element(leaf_of_node.begin(), leaf_of_node.end()) + 1;
   for (std::int32_t l = 0; l < count; ++l) {
     switch_group g{l, std::vector<std::uint8_t>(node_of.size(), 0)};
-    for (std::size_t r = 0; r < node_of.size(); ++r) g.members[r] = leaf_of_node[static_cast<std::size_t>(node_of[r])] == l;
+    for (std::size_t r = 0; r < node_of.size(); ++r)
+      g.members[r] = leaf_of_node[static_cast<std::size_t>(node_of[r])] == l;
     out.push_back(std::move(g));
   }
   return out;
@@ -378,9 +379,9 @@ TEST_CASE("--topology: a leaf's slow uplink is named once, not as the nodes unde
   CHECK(o.fine == 0);
   const std::vector<std::string> names{"leaf0-spine (node0,node1)", "leaf1-spine (node2,node3)",
                                        "leaf2-spine (node4,node5)"};
-  CHECK(io::cause_line(o, rep, {}, names) ==
-        "# slow: uplink leaf0-spine (node0,node1): up at " + fmt::format("{:.0f}", o.send_pct) +
-            " % of the median; 32 slow pair(s)");
+  CHECK(io::cause_line(o, rep, {}, names) == "# slow: uplink leaf0-spine (node0,node1): up at " +
+                                                 fmt::format("{:.0f}", o.send_pct) +
+                                                 " % of the median; 32 slow pair(s)");
   // without the tree the same run names the two nodes (or their ranks): the crowd the tree avoids
   CHECK(named(r.find()) >= 2);
 }
@@ -428,7 +429,8 @@ TEST_CASE("--topology: with two leaves the spine's pairs have nothing beside the
   const auto quiet = find_with(r, up);
   CHECK(named(quiet) == 0);
   // a floor needs no cohort: leaf0's way up (leaf1's way down, the same pairs) is below it
-  const auto rep = find_outliers(r.m, size, r.node_of, {.slow_pct = 90, .expect_bps = 1000 * size, .counted = true}, up);
+  const auto rep =
+      find_outliers(r.m, size, r.node_of, {.slow_pct = 90, .expect_bps = 1000 * size, .counted = true}, up);
   REQUIRE(named(rep) == 1);
   const auto& o = rep.found[0];
   CHECK(o.kind == outlier_kind::uplink);
@@ -438,9 +440,10 @@ TEST_CASE("--topology: with two leaves the spine's pairs have nothing beside the
   CHECK(std::isfinite(o.send_pct));
   CHECK(std::isnan(o.recv_pct));
   const std::vector<std::string> names{"leaf0-spine (node0,node1)", "leaf1-spine (node2,node3)"};
-  CHECK(io::cause_line(o, rep, {}, names).starts_with(
-      "# below --expect: uplink leaf0-spine (node0,node1) (or leaf1-spine (node2,node3), the same pairs the other "
-      "way): up at "));
+  CHECK(io::cause_line(o, rep, {}, names)
+            .starts_with("# below --expect: uplink leaf0-spine (node0,node1) (or leaf1-spine (node2,node3), the same "
+                         "pairs the other "
+                         "way): up at "));
 }
 
 TEST_CASE("--topology: an uplink slow one way is one cause, though its acknowledgements slow one node's receives") {

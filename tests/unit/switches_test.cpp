@@ -66,7 +66,8 @@ TEST_CASE("scontrol show topology: upper switches list their nodes too, and extr
 }
 
 TEST_CASE("a bad topology file gets one line naming the line and the fix") {
-  CHECK(error_of("SwitchName=a Nodes=n1\nSwitchName=a Nodes=n2\n") == "topology t.conf line 2: switch 'a' is named twice");
+  CHECK(error_of("SwitchName=a Nodes=n1\nSwitchName=a Nodes=n2\n") ==
+        "topology t.conf line 2: switch 'a' is named twice");
   CHECK(error_of("SwitchName=a Node=n1\n") ==
         "topology t.conf line 1: unknown key 'Node' (the tree form knows SwitchName, Switches, Nodes, LinkSpeed)");
   CHECK(error_of("SwitchName=a Node=n1\n", false).empty());  // scontrol may say more than a file
@@ -77,8 +78,8 @@ TEST_CASE("a bad topology file gets one line naming the line and the fix") {
         "topology t.conf line 3: switch 'l' is under both 'a' and 'b' (a tree has one parent)");
   CHECK(error_of("SwitchName=a Switches=b\nSwitchName=b Switches=a\n").find("is in a loop") != std::string::npos);
   CHECK(error_of("SwitchName=a Switches=a\n") == "topology t.conf line 1: switch 'a' is under itself");
-  CHECK(error_of("SwitchName=a Nodes=n[1-2]\nSwitchName=b Nodes=n2\n").starts_with(
-      "topology t.conf line 2: node 'n2' is under both 'a' and 'b'"));
+  CHECK(error_of("SwitchName=a Nodes=n[1-2]\nSwitchName=b Nodes=n2\n")
+            .starts_with("topology t.conf line 2: node 'n2' is under both 'a' and 'b'"));
   CHECK(error_of("# nothing\n\n") == "topology t.conf: no SwitchName= line; give Slurm's topology.conf (tree form)");
   CHECK(error_of("SwitchName=a Nodes\n").starts_with("topology t.conf line 1: 'Nodes' is not Key=Value"));
   CHECK(error_of("SwitchName=a Nodes=n[1-\n") == "topology t.conf line 1: host list 'n[1-': a '[' without its ']'");

@@ -29,14 +29,14 @@ namespace rdmamesh::app {
 struct setup {
   std::uint32_t n = 0, me = 0;
   mpi::node_info node;
-  std::vector<std::uint32_t> local_of;  // by rank
-  std::vector<std::int32_t> node_of;    // by rank
-  plan::switch_tree switches;           // --topology (or Slurm's); empty: none
-  std::vector<std::string> hosts;       // by rank
-  std::vector<std::int32_t> leaf_of;    // by rank: its leaf switch (-1: none known)
+  std::vector<std::uint32_t> local_of;       // by rank
+  std::vector<std::int32_t> node_of;         // by rank
+  plan::switch_tree switches;                // --topology (or Slurm's); empty: none
+  std::vector<std::string> hosts;            // by rank
+  std::vector<std::int32_t> leaf_of;         // by rank: its leaf switch (-1: none known)
   std::vector<stats::switch_group> uplinks;  // the switches with one above them, and the ranks under each
   std::vector<std::string> uplink_names;     // by switch: "leaf1-spine (node1,node2)"
-  std::vector<std::uint32_t> steps{0};  // --scaling steps; 0: every rank active
+  std::vector<std::uint32_t> steps{0};       // --scaling steps; 0: every rank active
   plan::layout layout;
   std::optional<fault> injected;
   std::unique_ptr<io::results_file> file;  // rank 0 with -o only

@@ -34,8 +34,7 @@ std::vector<std::string> outlier_lines(const run_record& r, std::span<const fabr
 // the other way)": an uplink cause's name, from --topology's names by switch.
 std::string uplink_subject(std::int32_t sw, std::int32_t same, std::span<const std::string> uplinks);
 std::string cause_line(const stats::outlier& o, const stats::outlier_report& rep,
-                       std::span<const fabric::rank_info> ranks,
-                       std::span<const std::string> uplinks = {});
+                       std::span<const fabric::rank_info> ranks, std::span<const std::string> uplinks = {});
 // What the run's pairs were judged against: `# healthy: no pair beyond the run's noise (...)`
 // when nothing is named, `# judged: ...` under the causes, `# not judged: ...` when too few
 // pairs measured the noise.

@@ -16,10 +16,10 @@ namespace rdmamesh::io {
 struct verdict_context {
   std::string results;  // the HDF5 file ("" without -o)
   std::string command_line;
-  std::string ended;       // the file's status: "ok", "finished with failures", "incomplete: ..."
-  bool complete = false;   // every planned run was measured
-  double expect_bps = 0;   // --expect, resolved (0: none)
-  std::string expect_how;  // how it was derived, e.g. "--expect 80% of the slowest port, 100 Gb/s"
+  std::string ended;                 // the file's status: "ok", "finished with failures", "incomplete: ..."
+  bool complete = false;             // every planned run was measured
+  double expect_bps = 0;             // --expect, resolved (0: none)
+  std::string expect_how;            // how it was derived, e.g. "--expect 80% of the slowest port, 100 Gb/s"
   std::vector<std::string> uplinks;  // by switch index (--topology): "leaf1-spine (node1,node2)"
 };
 

@@ -13,9 +13,9 @@
 // is named first (a node before its ranks), then the next against what is left. A single pair
 // nothing larger explains is a link, below -k_link times the spread of the pairs no cause
 // explains. With --topology a switch's uplink is a candidate too: the ranks under it, judged by
-// their pairs out of and into that subtree. Failed pairs are causes of their own. --expect adds an absolute floor per pair:
-// pairs below it are named by the same cover (a side: most of its pairs, at least two, below),
-// even when every pair is (then the cause is the whole fabric).
+// their pairs out of and into that subtree. Failed pairs are causes of their own. --expect adds an absolute floor per
+// pair: pairs below it are named by the same cover (a side: most of its pairs, at least two, below), even when every
+// pair is (then the cause is the whole fabric).
 #pragma once
 
 #include <cstdint>
