@@ -176,8 +176,11 @@ def build(res, outdir):
     causes = [(r, c) for r in bw_runs for c in r.causes]
     if causes:
         doc.h2("Outliers, run by run")
-        doc.table(["run", "pattern", "size", "kind", "rank", "peer", "node", "send %", "recv %", "pairs"],
-                  [[r.name, r.pattern, human_size(r.size), c.kind, c.rank, c.peer, c.node, fmt(c.send_pct),
+        # an uplink's node is its switch, its peer the other subtree's (two leaves): named as the console
+        doc.table(["run", "pattern", "size", "kind", "rank", "peer", "node or switch", "send %", "recv %", "pairs"],
+                  [[r.name, r.pattern, human_size(r.size), c.kind, c.rank,
+                    res.uplink_name(c.peer) if c.kind == "uplink" and c.peer >= 0 else c.peer,
+                    res.uplink_name(c.node) if c.kind == "uplink" else c.node, fmt(c.send_pct),
                     fmt(c.recv_pct), c.pairs] for r, c in causes])
     if retests:
         doc.h2("Retests: slow pairs alone")
