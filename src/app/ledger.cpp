@@ -97,11 +97,13 @@ std::string ledger::contention() {
   return text;
 }
 
-void ledger::set_verdict(std::string path, io::verdict_context ctx, std::vector<fabric::rank_info> ranks) {
+void ledger::set_verdict(std::string path, io::verdict_context ctx, std::vector<fabric::rank_info> ranks,
+                         std::vector<stats::switch_group> uplinks) {
   std::lock_guard lock(mu_);
   verdict_path_ = std::move(path);
   verdict_ctx_ = std::move(ctx);
   ranks_ = std::move(ranks);
+  uplinks_ = std::move(uplinks);
 }
 
 // Every finished bandwidth run's causes (retests are evidence about runs, not runs).
@@ -123,7 +125,7 @@ stats::job_verdict ledger::judge() const {
   }
   std::vector<std::int32_t> node_of;
   for (const auto& x : ranks_) node_of.push_back(x.node);
-  return stats::fold(runs, node_of);
+  return stats::fold(runs, node_of, uplinks_);
 }
 
 void ledger::write_verdict(const stats::job_verdict& v, bool complete, const std::string& status) {

@@ -208,11 +208,12 @@ std::set<std::int32_t> culprits_of(const auto& by, std::span<const std::int32_t>
 
 }  // namespace
 
-job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t> node_of) {
+job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t> node_of,
+                 std::span<const switch_group> uplinks) {
   job_verdict v;
   using key = std::tuple<outlier_kind, outlier_basis, std::int32_t, std::int32_t, std::int32_t>;
   std::map<key, folded_cause> by;
-  const alone_evidence alone(runs);
+  alone_evidence alone(runs);
   const auto& confirmed = alone.slow;  // still slow in a retest
   const auto& cleared = alone.fine;    // fine in every retest that measured it
   for (const auto& run : runs) {
@@ -267,6 +268,17 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
              return c.counted && c.node == node && (c.kind == outlier_kind::node || c.kind == outlier_kind::rank);
            });
   };
+  // the pairs through a counted uplink are its evidence, either way (its acknowledgements)
+  const auto through = [&](std::int32_t a, std::int32_t b) {
+    return std::ranges::any_of(by, [&](const auto& e) {
+      const folded_cause& c = e.second;
+      if (!c.counted || c.kind != outlier_kind::uplink) return false;
+      const auto u = std::ranges::find(uplinks, c.node, &switch_group::sw);
+      return u != uplinks.end() && static_cast<std::size_t>(std::max(a, b)) < u->members.size() &&
+             u->members[static_cast<std::size_t>(a)] != u->members[static_cast<std::size_t>(b)];
+    });
+  };
+  for (auto* m : {&alone.slow, &alone.fine}) std::erase_if(*m, [&](const auto& e) { return through(e.first.first, e.first.second); });
   for (auto& a : slow_alone(alone, runs, node_of, culprits_of(by, node_of))) {
     if (node_counted(a.node) && a.kind == outlier_kind::node) continue;
     bool named = false;
@@ -282,7 +294,8 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
   // a link that touches a counted rank or node is that cause's, named once (as the rank or node)
   const std::set<std::int32_t> culprits = culprits_of(by, node_of);
   for (auto& [k, c] : by) {
-    if (c.kind == outlier_kind::link && (culprits.contains(c.rank) || culprits.contains(c.peer))) c.counted = false;
+    if (c.kind == outlier_kind::link && (culprits.contains(c.rank) || culprits.contains(c.peer) || through(c.rank, c.peer)))
+      c.counted = false;
     if (c.counted) v.status = c.kind == outlier_kind::failed ? health::failed : std::max(v.status, health::degraded);
     v.causes.push_back(c);
   }

@@ -248,3 +248,28 @@ TEST_CASE("a healthy rank's few slow pairs alone are not a cause") {
   CHECK(v.causes[0].kind == outlier_kind::rank);
   CHECK(v.causes[0].rank == 4);
 }
+
+TEST_CASE("--topology: a counted uplink's pairs still slow alone name no rank or node, and no link apart") {
+  // 6 ranks, one per node, under 3 leaves; leaf 2 (ranks 4, 5) slow on its way up. The retest
+  // finds rank 4's and rank 5's sends to the other leaves still slow alone, each toward two
+  // peers of two nodes: the rule for a rank slow alone, but the uplink explains them
+  const std::vector<std::int32_t> node_of{0, 1, 2, 3, 4, 5};
+  const std::vector<switch_group> uplinks{{0, {1, 1, 0, 0, 0, 0}}, {1, {0, 0, 1, 1, 0, 0}}, {2, {0, 0, 0, 0, 1, 1}}};
+  outlier_report run;
+  run.found = {{outlier_kind::uplink, outlier_basis::noise, 2, -1, -1, 55, NAN, 8, 0}, link(4, 0)};
+  std::vector<judged_run> runs{{0, "mesh 4 KiB", &run, true, {}}};
+  for (std::uint32_t a : {4u, 5u})
+    for (std::uint32_t b : {0u, 1u, 2u, 3u}) runs[0].alone.push_back(alone(a, b, true));
+  auto v = fold(runs, node_of, uplinks);
+  CHECK(v.status == health::degraded);
+  std::size_t counted = 0;
+  for (const auto& c : v.causes) counted += c.counted;
+  CHECK(counted == 1);
+  REQUIRE(find(v, outlier_kind::uplink) != nullptr);
+  CHECK(find(v, outlier_kind::uplink)->counted);
+  CHECK_FALSE(find(v, outlier_kind::link)->counted);
+  CHECK(find(v, outlier_kind::rank) == nullptr);
+  // without the tree the same evidence names the ranks from the retest
+  v = fold(runs, node_of);
+  CHECK(find(v, outlier_kind::rank) != nullptr);
+}

@@ -51,7 +51,10 @@ struct job_verdict {
 };
 
 // `node_of`: each rank's node (empty: unknown), to tell a rank's or node's fault from the pairs
-// it shares with one slow peer node.
-job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t> node_of = {});
+// it shares with one slow peer node. `uplinks` (--topology): the pairs through a counted uplink,
+// either way, are its evidence: the retest's word on them names no rank or node, and a link
+// among them is not a cause apart.
+job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t> node_of = {},
+                 std::span<const switch_group> uplinks = {});
 
 }  // namespace rdmamesh::stats
