@@ -88,6 +88,37 @@ std::string read_topology(const options& o, std::string& source) {
   return text.find("SwitchName=") == std::string::npos ? std::string() : text;
 }
 
+// Where the job's hosts sit in the tree, and each uplink's ranks and name. Throws usage_error.
+void place_switches(const options& o, setup& s, const std::string& text, const std::string& source) {
+  s.switches = plan::parse_switch_tree(text, source, !o.topology.empty());
+  s.leaf_of = plan::leaf_of_hosts(s.switches, s.hosts);
+  if (std::ranges::all_of(s.leaf_of, [](std::int32_t l) { return l < 0; })) {
+    std::vector<std::string> job;
+    for (const auto& h : s.hosts)
+      if (std::ranges::find(job, plan::short_host(h)) == job.end()) job.push_back(plan::short_host(h));
+    const std::size_t shown = std::min<std::size_t>(job.size(), 3);
+    throw usage_error(
+        fmt::format("topology {}: none of the job's nodes ({}{}) is under a switch in it; give the "
+                    "tree of this cluster (Slurm's topology.conf), or leave --topology out",
+                    source, fmt::join(job.begin(), job.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+                    job.size() > 3 ? ", ..." : ""));
+  }
+  const auto under = plan::ranks_under(s.switches, s.leaf_of);
+  for (std::size_t sw = 0; sw < s.switches.switches.size(); ++sw) {
+    const auto& d = s.switches.switches[sw];
+    std::vector<std::string> nodes;
+    for (std::size_t r = 0; r < s.n; ++r) {
+      const std::string h = plan::short_host(s.hosts[r]);
+      if (under[sw][r] && std::ranges::find(nodes, h) == nodes.end()) nodes.push_back(h);
+    }
+    s.uplink_names.push_back(d.parent < 0 ? d.name
+                                          : fmt::format("{}-{} ({})", d.name,
+                                                        s.switches.switches[static_cast<std::size_t>(d.parent)].name,
+                                                        fmt::join(nodes, ",")));
+    if (d.parent >= 0) s.uplinks.push_back({static_cast<std::int32_t>(sw), under[sw]});
+  }
+}
+
 int resolve_topology(const mpi::world& w, const options& o, setup& s) {
   std::string source, text;
   int code = step(w, [&] {
@@ -99,32 +130,16 @@ int resolve_topology(const mpi::world& w, const options& o, setup& s) {
   s.hosts = w.allgather_strings(fabric::this_host());
   return step(w, [&] {
     if (text.empty()) return;
-    s.switches = plan::parse_switch_tree(text, source, !o.topology.empty());
-    s.leaf_of = plan::leaf_of_hosts(s.switches, s.hosts);
-    if (std::ranges::all_of(s.leaf_of, [](std::int32_t l) { return l < 0; })) {
-      std::vector<std::string> job;
-      for (const auto& h : s.hosts)
-        if (std::ranges::find(job, plan::short_host(h)) == job.end()) job.push_back(plan::short_host(h));
-      const std::size_t shown = std::min<std::size_t>(job.size(), 3);
-      throw usage_error(
-          fmt::format("topology {}: none of the job's nodes ({}{}) is under a switch in it; give the "
-                      "tree of this cluster (Slurm's topology.conf), or leave --topology out",
-                      source, fmt::join(job.begin(), job.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
-                      job.size() > 3 ? ", ..." : ""));
-    }
-    const auto under = plan::ranks_under(s.switches, s.leaf_of);
-    for (std::size_t sw = 0; sw < s.switches.switches.size(); ++sw) {
-      const auto& d = s.switches.switches[sw];
-      std::vector<std::string> nodes;
-      for (std::size_t r = 0; r < s.n; ++r) {
-        const std::string h = plan::short_host(s.hosts[r]);
-        if (under[sw][r] && std::ranges::find(nodes, h) == nodes.end()) nodes.push_back(h);
-      }
-      s.uplink_names.push_back(d.parent < 0 ? d.name
-                                            : fmt::format("{}-{} ({})", d.name,
-                                                          s.switches.switches[static_cast<std::size_t>(d.parent)].name,
-                                                          fmt::join(nodes, ",")));
-      if (d.parent >= 0) s.uplinks.push_back({static_cast<std::int32_t>(sw), under[sw]});
+    try {
+      place_switches(o, s, text, source);
+    } catch (const usage_error& e) {
+      if (!o.topology.empty()) throw;
+      // Slurm's own tree was not asked for: the job runs without it, and says why
+      s.switches = {};
+      s.leaf_of.clear();
+      s.uplinks.clear();
+      s.uplink_names.clear();
+      s.topology_note = fmt::format("# topology: {} not used: {}\n", source, e.what());
     }
   });
 }
@@ -309,6 +324,7 @@ void print_header(const mpi::world& w, const options& o, setup& s, stats::setup_
     node_leaf.push_back(s.leaf_of[r]);
     if (s.leaf_of[r] < 0) missing.push_back(h);
   }
+  header += s.topology_note;
   if (!s.switches.empty()) {
     const auto leaves = std::ranges::count_if(s.switches.switches, [](const auto& d) { return d.leaf; });
     header += fmt::format(

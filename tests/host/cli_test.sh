@@ -78,6 +78,13 @@ else
   run "no device"         2 "no RDMA device found.*rdma link add rxe0 type rxe netdev IFACE.*tools/softroce-vm" \
                                                                   -- -np 4 "$bin" -o "$tmp/nodev.h5"
   [ ! -e "$tmp/nodev.h5" ] || { echo "FAIL no device: left an empty results file behind"; fails=$((fails + 1)); }
+  # in a Slurm job whose own tree (scontrol show topology) places none of its nodes, the tree is
+  # left out and the job goes on: here to the missing device, not to a topology error
+  mkdir -p "$tmp/bin"
+  printf '#!/bin/sh\necho "SwitchName=s0 Level=0 LinkSpeed=1 Nodes=elsewhere[1-4]"\n' >"$tmp/bin/scontrol"
+  chmod +x "$tmp/bin/scontrol"
+  run "slurm's tree elsewhere" 2 "no RDMA device found" -- -x SLURM_JOB_ID=1 -x PATH="$tmp/bin:$PATH" -np 2 "$bin"
+  grep -q "topology" "$tmp/err" && { echo "FAIL slurm's tree elsewhere: a topology error"; fails=$((fails + 1)); }
 fi
 
 [ "$fails" = 0 ] && echo "all host CLI cases passed" || echo "$fails host CLI case(s) failed"
