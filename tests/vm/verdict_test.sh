@@ -81,8 +81,12 @@ sick() {
   root_tc qdisc del dev roce2 root
   [ -s "$tmp/$name.txt" ] || return
   [ "$(grep -c '^# slow: ' "$tmp/$name.txt")" = 1 ] || fail "$name: expected exactly one '# slow:' line"
-  grep -qE "^# slow: node node2 \(ranks 2,3\): its sends at [0-9.]+ %" "$tmp/$name.txt" ||
-    fail "$name: node2 is not named by its sends"
+  # the node, or for the mild tbf (one_rank=1) possibly one of its ranks: under stress-ng the
+  # shaped port's half once went mostly to rank 3, and rank 2's sends alone read slow (62 %);
+  # the verdict and the drain list still name node2, which the checks below hold
+  local who='node node2 \(ranks 2,3\)'
+  [ "${one_rank:-0}" = 1 ] && who="($who|rank [23] \\(node2, [a-z_0-9]+\\))"
+  grep -qE "^# slow: $who: its sends at [0-9.]+ %" "$tmp/$name.txt" || fail "$name: node2 is not named by its sends"
   later "$name: the verdict file names node2 to drain" "$here/check_verdict.py" "$tmp/$name.h5" \
     "$tmp/$name.verdict.json" --node node2
 }
@@ -90,7 +94,7 @@ sick() {
 # at most: on a fast machine the CPU node2's shaped ranks leave went to one vCPU's ranks, whose
 # pairs then read 4-8x slower than the other's, and a 2 s run put node2 inside that noise
 # (±134 %, healthy) in 1 of 3 CI runs on 2026-11-25; tools/bench-verdict counts the misses
-tries=2 sick tbf-half tbf rate "${half_kbit}kbit" burst 256kb latency 400ms --
+one_rank=1 tries=2 sick tbf-half tbf rate "${half_kbit}kbit" burst 256kb latency 400ms --
 # a lost packet costs its QP a retransmit: 1 % over 4 s hit only a few of node2's QPs in 1 of 3
 # runs (suspect links, the run's noise at ±75-85 %: tools/bench-verdict's loss row); 3 % over
 # 2 s named node2 in 3 of 3 at 8-13 % of the median, far from that noise
