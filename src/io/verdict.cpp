@@ -127,8 +127,11 @@ std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<co
                               counted, v.runs_judged));
   }
   for (const auto& c : v.causes) {
-    out.push_back(fmt::format(
-        "#   {}{}", c.counted ? "" : "seen, not counted: ", cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks)));
+    out.push_back(fmt::format("#   {}{}",
+                              c.counted   ? ""
+                              : c.cleared ? "seen, cleared by the retest (fine alone): "
+                                          : "seen, not counted: ",
+                              cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks)));
   }
   return out;
 }
@@ -152,6 +155,7 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
     json j{{"kind", stats::to_string(c.kind)},
            {"basis", stats::to_string(c.basis)},
            {"counted", c.counted},
+           {"cleared", c.cleared},
            {"text", cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks)},
            {"runs", c.runs},
            {"run_labels", c.labels},

@@ -238,14 +238,28 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
   }
   // a retest measures a pair alone, beside healthy controls: stronger evidence than a majority
   // of runs, where the noise of busy rounds can hide a cause in some of them
-  const auto sends_in = [](const auto& pairs, std::int32_t rank) {
-    return std::ranges::count_if(pairs, [&](const auto& p) { return p.first.first == rank; });
+  const auto side_in = [](const auto& pairs, std::int32_t rank, bool sends) {
+    return std::ranges::count_if(pairs,
+                                 [&](const auto& p) { return (sends ? p.first.first : p.first.second) == rank; });
   };
-  const auto confirmed_sends = [&](std::int32_t rank) { return sends_in(confirmed, rank); };
-  // a rank whose sends the retest measured alone and found fine (two or more, none still slow)
-  // was slowed by its round, not by its NIC: contention, or a CPU it shares with busy ranks
-  const auto cleared_rank = [&](std::int32_t rank) {
-    return confirmed_sends(rank) == 0 && sends_in(cleared, rank) >= 2;
+  const auto confirmed_sends = [&](std::int32_t rank) { return side_in(confirmed, rank, true); };
+  // a side of a rank that the retest measured alone and found fine (two pairs or more, none
+  // still slow) was slowed by its round, not by its NIC: contention, or a CPU it shares with
+  // busy ranks (a one-rank node starved of CPU read 80 % inside ±3 % on a healthy fabric)
+  const auto cleared_side = [&](std::int32_t rank, bool sends) {
+    return side_in(confirmed, rank, sends) == 0 && side_in(cleared, rank, sends) >= 2;
+  };
+  // a rank or node is cleared when every side it was named for is, on each of its ranks
+  const auto cleared_cause = [&](const folded_cause& c) {
+    const bool sends = !std::isnan(c.send_lo), receives = !std::isnan(c.recv_lo);
+    if (!sends && !receives) return false;
+    std::vector<std::int32_t> ranks;
+    if (c.kind == outlier_kind::rank) ranks.push_back(c.rank);
+    for (std::size_t i = 0; c.kind == outlier_kind::node && i < node_of.size(); ++i)
+      if (node_of[i] == c.node) ranks.push_back(static_cast<std::int32_t>(i));
+    return !ranks.empty() && std::ranges::all_of(ranks, [&](std::int32_t r) {
+      return (!sends || cleared_side(r, true)) && (!receives || cleared_side(r, false));
+    });
   };
   for (auto& [k, c] : by) {
     // a failed pair needs no majority: a completion error is not noise
@@ -258,7 +272,11 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
     c.counted = c.kind == outlier_kind::failed ||
                 (suspect ? confirmed.contains(pair_key{c.rank, c.peer}) || (most && c.runs.size() >= 2) : most) ||
                 (c.kind == outlier_kind::rank && confirmed_sends(c.rank) >= 2);
-    if (c.kind == outlier_kind::rank && cleared_rank(c.rank)) c.counted = false;
+    if ((c.kind == outlier_kind::rank || c.kind == outlier_kind::node) && c.basis == outlier_basis::noise &&
+        cleared_cause(c)) {
+      c.counted = false;
+      c.cleared = true;
+    }
   }
   // what the runs missed and the retest found: a rank or node already named by a run counts
   // under the run's figures; one no run named is added with the figures alone
@@ -278,7 +296,8 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
              u->members[static_cast<std::size_t>(a)] != u->members[static_cast<std::size_t>(b)];
     });
   };
-  for (auto* m : {&alone.slow, &alone.fine}) std::erase_if(*m, [&](const auto& e) { return through(e.first.first, e.first.second); });
+  for (auto* m : {&alone.slow, &alone.fine})
+    std::erase_if(*m, [&](const auto& e) { return through(e.first.first, e.first.second); });
   for (auto& a : slow_alone(alone, runs, node_of, culprits_of(by, node_of))) {
     if (node_counted(a.node) && a.kind == outlier_kind::node) continue;
     bool named = false;
@@ -294,7 +313,8 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
   // a link that touches a counted rank or node is that cause's, named once (as the rank or node)
   const std::set<std::int32_t> culprits = culprits_of(by, node_of);
   for (auto& [k, c] : by) {
-    if (c.kind == outlier_kind::link && (culprits.contains(c.rank) || culprits.contains(c.peer) || through(c.rank, c.peer)))
+    if (c.kind == outlier_kind::link &&
+        (culprits.contains(c.rank) || culprits.contains(c.peer) || through(c.rank, c.peer)))
       c.counted = false;
     if (c.counted) v.status = c.kind == outlier_kind::failed ? health::failed : std::max(v.status, health::degraded);
     v.causes.push_back(c);

@@ -41,6 +41,7 @@ struct folded_cause {
   std::uint32_t pairs = 0;  // the most slow pairs it explained in one run
   std::uint32_t fine = 0;   // ... and its fine pairs then
   bool counted = false;     // acted on: see fold
+  bool cleared = false;     // named by the runs, found fine alone by the retest
 };
 
 struct job_verdict {
