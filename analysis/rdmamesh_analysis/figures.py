@@ -40,25 +40,98 @@ def hist_percentiles(counts, ps, max_ns=np.inf):
     return [min(float(hi[np.searchsorted(cum, max(1, np.ceil(p / 100 * total)))]), max_ns) for p in ps]
 
 
-def node_boundaries(ax, nodes):
-    """Lines between ranks of different nodes, on both axes. Returns the ranks a line precedes."""
-    before = [i for i in range(1, len(nodes)) if nodes[i] != nodes[i - 1]]
-    for i in before:
-        ax.axhline(i - 0.5, color="black", lw=1.6)
-        ax.axvline(i - 0.5, color="black", lw=1.6)
-    return before
+# a heatmap shows ranks up to this many; beyond it one cell per node pair, and per leaf pair
+# where the nodes are too many as well (1 024 nodes: 10^6 rank cells no one can read)
+MAX_DRAWN = 64
 
 
-def png_metadata(nodes):
-    """Text chunks a PNG carries: where its node lines are, so a test (or a person) can read
-    what was drawn without parsing pixels."""
-    before = [i for i in range(1, len(nodes)) if nodes[i] != nodes[i - 1]]
-    return {"Software": "rdmamesh analysis", "rdmamesh:node_boundaries": ",".join(map(str, before))}
+def switch_order(res):
+    """The ranks in the order the fabric holds them: leaf by leaf (the tree's depth-first order),
+    then node, then rank; and each rank's leaf index (-1: under none). Without /topology: rank
+    order, no leaves."""
+    t = res.topology
+    if not t:
+        return np.arange(res.n), np.full(res.n, -1)
+    parent = [int(p) for p in t["parent"]]
+    children = {}
+    for i, p in enumerate(parent):
+        children.setdefault(p, []).append(i)
+    leaves, stack = [], list(reversed(children.get(-1, [])))
+    while stack:  # depth first, in the file's order
+        sw = stack.pop()
+        if int(t["leaf"][sw]):
+            leaves.append(sw)
+        stack += list(reversed(children.get(sw, [])))
+    where = {leaf: i for i, leaf in enumerate(leaves)}
+    leaf_of_host = {h: int(l) for h, l in zip(t["node"], t["node_leaf"])}
+    leaf = np.array([leaf_of_host.get(h.split(".")[0], -1) for h in res.ranks["hostname"]])
+    key = [(where.get(int(leaf[r]), len(leaves)), int(res.nodes[r]), r) for r in range(res.n)]
+    return np.array(sorted(range(res.n), key=lambda r: key[r])), leaf
+
+
+class View:
+    """What a heatmap's cells are: ranks in switch order, or (beyond MAX_DRAWN) node pairs, or
+    leaf pairs; each cell the mean of the rank pairs it holds."""
+
+    def __init__(self, res, most=MAX_DRAWN):
+        order, leaf = switch_order(res)
+        nodes = np.asarray(res.nodes)
+        self.kind = "rank" if res.n <= most else "node" if res.n_nodes <= most or leaf.max() < 0 else "leaf"
+        key = {"rank": order, "node": nodes[order], "leaf": leaf[order]}[self.kind]
+        firsts = []  # the groups in drawn order, as each first appears
+        for k in key:
+            if not firsts or firsts[-1] != k:
+                firsts.append(k)
+        index = {k: i for i, k in enumerate(dict.fromkeys(firsts))}
+        self.group = np.empty(res.n, dtype=int)  # rank -> its cell's row/column
+        self.group[order] = [index[k] for k in key]
+        self.size = len(index)
+        sw = res.topology["switch"] if res.topology else []
+        name = {"rank": lambda k: str(k), "node": lambda k: str(res.node_name(k)),
+                "leaf": lambda k: str(sw[k]) if k >= 0 else "no leaf"}[self.kind]
+        self.names = [name(k) for k in index]
+        # the lines drawn between cells: nodes (black) and leaves (green), where they change
+        _, at = np.unique(self.group[order], return_index=True)  # each cell's first rank, drawn order
+        first = order[at]
+        self.node_lines = [i for i in range(1, self.size) if nodes[first[i]] != nodes[first[i - 1]]] \
+            if self.kind == "rank" else []
+        # one rank per node: a line round every cell says nothing, and would hide the outlines
+        self.draw_node_lines = len(set(nodes.tolist())) < res.n
+        self.leaf_lines = [i for i in range(1, self.size) if leaf[first[i]] != leaf[first[i - 1]]] \
+            if self.kind != "leaf" and leaf.max() >= 0 else []
+        self.leaf_marks = [(i, str(sw[leaf[first[i]]]) if leaf[first[i]] >= 0 else "no leaf")
+                           for i in [0] + self.leaf_lines] if self.kind != "leaf" and leaf.max() >= 0 else []
+        self.order = order
+        self.onehot = np.zeros((res.n, self.size))
+        self.onehot[np.arange(res.n), self.group] = 1
+
+    def apply(self, m):
+        """An [N,N] rank matrix as the view's [G,G]: the mean of each cell's measured pairs."""
+        ok = np.isfinite(m)
+        total = self.onehot.T @ np.where(ok, m, 0) @ self.onehot
+        count = self.onehot.T @ ok.astype(float) @ self.onehot
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+    def cells(self, cells):
+        return {(int(self.group[a]), int(self.group[b])) for a, b in cells}
+
+    def metadata(self, cells):
+        """Text chunks a PNG carries: what was drawn, so a test (or a person) can read it without
+        parsing pixels."""
+        out = {"Software": "rdmamesh analysis", "rdmamesh:view": f"{self.kind} {self.size}",
+               "rdmamesh:node_boundaries": ",".join(map(str, self.node_lines)),
+               "rdmamesh:leaf_boundaries": ",".join(map(str, self.leaf_lines))}
+        if self.kind == "rank":
+            out["rdmamesh:order"] = ",".join(map(str, self.order))
+        if len(cells) <= 4096:
+            out["rdmamesh:outlined"] = ";".join(f"{a},{b}" for a, b in sorted(cells))
+        return out
 
 
 def outline(ax, n, cells, color="black"):
     for (a, b) in cells:
-        ax.add_patch(Rectangle((b - 0.5, a - 0.5), 1, 1, fill=False, ec=color, lw=2.2))
+        ax.add_patch(Rectangle((b - 0.5, a - 0.5), 1, 1, fill=False, ec=color, lw=2.2 if n <= 16 else 1.2))
 
 
 def cause_cells(n, causes, nodes, under=None):
@@ -93,35 +166,54 @@ def cause_cells(n, causes, nodes, under=None):
     return cells
 
 
-def matrix_panel(ax, values, rel, nodes, title, cells, rel_label, annotate):
-    """One heatmap: colour = `rel` (1 = the reference, white), text = `values`."""
+def matrix_panel(ax, values, rel, view, title, cells, rel_label, annotate):
+    """One heatmap of `view`'s cells: colour = `rel` (1 = the reference, white), text = `values`."""
     n = rel.shape[0]
     finite = rel[np.isfinite(rel)]
     hi = max(1.25, float(finite.max()) if finite.size else 1.25)
     cmap = plt.get_cmap("RdBu").copy()
     cmap.set_bad("#dddddd")
-    im = ax.imshow(np.ma.masked_invalid(rel), cmap=cmap, norm=TwoSlopeNorm(vmin=0, vcenter=1, vmax=hi))
-    node_boundaries(ax, nodes)
+    im = ax.imshow(np.ma.masked_invalid(rel), cmap=cmap, norm=TwoSlopeNorm(vmin=0, vcenter=1, vmax=hi),
+                   interpolation="nearest")
+    thin = 1.6 if n <= 64 else 0.6
+    for i in view.node_lines if view.draw_node_lines else []:
+        ax.axhline(i - 0.5, color="black", lw=thin)
+        ax.axvline(i - 0.5, color="black", lw=thin)
+    for i in view.leaf_lines:
+        ax.axhline(i - 0.5, color="#1b7837", lw=thin + 1.2)
+        ax.axvline(i - 0.5, color="#1b7837", lw=thin + 1.2)
     outline(ax, n, cells)
-    if annotate and n <= 16:
+    if annotate and n <= (16 if view.kind == "rank" else 12):
         for a in range(n):
             for b in range(n):
                 if np.isfinite(values[a, b]):
                     dark = np.isfinite(rel[a, b]) and (rel[a, b] < 0.3 or rel[a, b] > 1 + 0.7 * (hi - 1))
                     ax.text(b, a, f"{values[a, b]:.3g}", ha="center", va="center", fontsize=7 if n > 8 else 8,
                             color="white" if dark else "black")
-    step = max(1, n // 16)
-    ax.set_xticks(range(0, n, step))
-    ax.set_yticks(range(0, n, step))
-    ax.set_xlabel("destination rank")
-    ax.set_ylabel("source rank")
+    step = max(1, -(-n // 16))
+    ticks = list(range(0, n, step))
+    small = 7 if view.kind != "rank" else None
+    ax.set_xticks(ticks, [view.names[i] for i in ticks], rotation=90 if view.kind != "rank" else 0, fontsize=small)
+    ax.set_yticks(ticks, [view.names[i] for i in ticks], fontsize=small)
+    ax.set_xlabel(f"destination {view.kind}")
+    ax.set_ylabel(f"source {view.kind}")
+    if view.leaf_marks:  # each leaf's name over its first column
+        top = ax.secondary_xaxis("top")
+        top.set_xticks([i - 0.5 for i, _ in view.leaf_marks], [name for _, name in view.leaf_marks],
+                       fontsize=6, color="#1b7837", rotation=90 if len(view.leaf_marks) > 8 else 0, ha="left")
     ax.set_title(title, fontsize=10)
     plt.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label=rel_label)
 
 
+def view_caption(view):
+    return {"rank": "", "node": "; one cell per node pair (the mean of its rank pairs)",
+            "leaf": "; one cell per leaf pair (the mean of its rank pairs)"}[view.kind]
+
+
 def run_heatmaps(res, run, path):
     """Send (and, where the receiver measures, receive) bandwidth of one run, relative to the
-    run's median pair; rank 0's outliers outlined. Returns the median pair in Gb/s."""
+    run's median pair; rank 0's outliers outlined; ranks in switch order under --topology, and
+    per node or per leaf where they are too many to draw. Returns the median pair in Gb/s."""
     measured = run.measured()
     panels = []
     for name, what in (("tx_bw", "send"), ("rx_bw", "receive")):
@@ -132,15 +224,18 @@ def run_heatmaps(res, run, path):
     median = float(np.nanmedian(panels[0][1])) if panels and np.isfinite(panels[0][1]).any() else float("nan")
     causes = [dict(kind=c.kind, node=c.node, rank=c.rank, peer=c.peer, send=c.send_pct, recv=c.recv_pct)
               for c in run.causes]
-    cells = cause_cells(res.n, causes, res.nodes, res.ranks_under)
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels), 4.8), squeeze=False)
+    view = View(res)
+    cells = view.cells(cause_cells(res.n, causes, res.nodes, res.ranks_under))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels), 4.8 if view.kind == "rank" else 5.4),
+                             squeeze=False)
     for ax, (what, m) in zip(axes[0], panels):
-        matrix_panel(ax, m, m / median if median > 0 else m * np.nan, res.nodes,
+        v = view.apply(m)
+        matrix_panel(ax, v, v / median if median > 0 else v * np.nan, view,
                      f"{what} bandwidth [Gb/s], {run.label} (run {run.name})", cells, "÷ median pair", True)
-    fig.suptitle(f"{res.n} ranks on {res.n_nodes} node(s); median pair {median:.3g} Gb/s; outlined: slow or failed",
-                 fontsize=9)
+    fig.suptitle(f"{res.n} ranks on {res.n_nodes} node(s); median pair {median:.3g} Gb/s; outlined: slow or failed"
+                 f"{view_caption(view)}", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=100, metadata=png_metadata(res.nodes))
+    fig.savefig(path, dpi=100, metadata=view.metadata(cells))
     plt.close(fig)
     return median
 
@@ -266,12 +361,107 @@ def timeseries_figure(res, run, path, worst=4):
 
 def ratio_heatmap(res, ratio, causes, title, path):
     """compare: B ÷ A per pair, the changed ranks and links outlined."""
-    cells = cause_cells(res.n, causes, res.nodes, res.ranks_under)
+    view = View(res)
+    cells = view.cells(cause_cells(res.n, causes, res.nodes, res.ranks_under))
+    shown = view.apply(ratio)
     fig, ax = plt.subplots(figsize=(6.2, 5))
-    matrix_panel(ax, ratio, ratio, res.nodes, title, cells, "after ÷ before", True)
+    matrix_panel(ax, shown, shown, view, title + view_caption(view), cells, "after ÷ before", True)
     fig.tight_layout()
-    fig.savefig(path, dpi=100, metadata=png_metadata(res.nodes))
+    fig.savefig(path, dpi=100, metadata=view.metadata(cells))
     plt.close(fig)
+
+
+def tree_figure(res, marked, path):
+    """The fabric as /topology holds it: spines over leaves over nodes (one box per leaf, its
+    node count, where they are too many to name), the uplinks and nodes in `marked` red.
+    `marked`: {"uplinks": {switch index}, "nodes": {hostname}}. Returns what it marked."""
+    t = res.topology
+    parent = [int(p) for p in t["parent"]]
+    names = [str(x) for x in t["switch"]]
+    children = {}
+    for i, p in enumerate(parent):
+        children.setdefault(p, []).append(i)
+    depth = [0] * len(parent)
+    for i in range(len(parent)):
+        p = parent[i]
+        while p >= 0:
+            depth[i] += 1
+            p = parent[p]
+    leaves, stack = [], list(reversed(children.get(-1, [])))
+    while stack:
+        sw = stack.pop()
+        if int(t["leaf"][sw]):
+            leaves.append(sw)
+        stack += list(reversed(children.get(sw, [])))
+    hosts = {}  # leaf -> its nodes, as the file lists them
+    for h, l in zip(t["node"], t["node_leaf"]):
+        hosts.setdefault(int(l), []).append(str(h))
+    in_job = {str(h).split(".")[0] for h in res.ranks["hostname"]}
+    each = sum(len(hosts.get(l, [])) for l in leaves) <= 48  # name every node, or count them
+    x = {}
+    if each:  # every node its own column; a leaf over its nodes' middle
+        col = 0
+        for l in leaves:
+            k = max(1, len(hosts.get(l, [])))
+            x[l] = col + (k - 1) / 2
+            col += k + 0.6
+        width = col
+    else:
+        for i, l in enumerate(leaves):
+            x[l] = float(i)
+        width = len(leaves)
+    for sw in sorted(range(len(parent)), key=lambda s: -depth[s]):  # parents over their children's middle
+        if sw not in x:
+            under = [x[c] for c in children.get(sw, []) if c in x]
+            x[sw] = float(np.mean(under)) if under else 0.0
+    top = max(depth) if depth else 0
+    y = {sw: top - depth[sw] + 1.0 for sw in range(len(parent))}
+    leaf_y = min((y[l] for l in leaves), default=1.0)
+    fig, ax = plt.subplots(figsize=(min(20, max(6.4, 0.32 * width + 2)), 1.2 + 1.0 * (top + 2)))
+    up_marked, node_marked = set(marked.get("uplinks", ())), set(marked.get("nodes", ()))
+    drawn = []
+    for sw, p in enumerate(parent):
+        if p < 0:
+            continue
+        red = sw in up_marked
+        ax.plot([x[sw], x[p]], [y[sw], y[p]], color="#d62728" if red else "#888888", lw=3.2 if red else 1, zorder=1)
+        if red:
+            ax.text((x[sw] + x[p]) / 2, (y[sw] + y[p]) / 2, f"  slow: {names[sw]}-{names[p]}", color="#d62728",
+                    fontsize=8, va="center", fontweight="bold")
+            drawn.append(f"uplink:{names[sw]}-{names[p]}")
+    for sw in range(len(parent)):
+        ax.text(x[sw], y[sw], names[sw], ha="center", va="center", fontsize=7 if len(leaves) > 16 else 8, zorder=3,
+                rotation=90 if not each and len(leaves) > 16 and int(t["leaf"][sw]) else 0,
+                bbox=dict(boxstyle="round,pad=0.3", fc="#e5f5e0" if int(t["leaf"][sw]) else "#c7e9c0",
+                          ec="#d62728" if sw in up_marked else "#1b7837"))
+    for l in leaves:
+        mine = hosts.get(l, [])
+        sick = [h for h in mine if h in node_marked]
+        drawn += [f"node:{h}" for h in sick]
+        if each:
+            for j, h in enumerate(mine):
+                hx = x[l] - (len(mine) - 1) / 2 + j
+                red = h in node_marked
+                ax.plot([x[l], hx], [leaf_y, leaf_y - 0.75], color="#d62728" if red else "#bbbbbb", lw=2.4 if red else 0.8,
+                        zorder=1)
+                ax.text(hx, leaf_y - 0.8, h, ha="center", va="top", rotation=90, fontsize=7,
+                        color="#d62728" if red else ("black" if h in in_job else "#999999"),
+                        fontweight="bold" if red else "normal")
+        else:
+            ax.plot([x[l], x[l]], [leaf_y, leaf_y - 0.6], color="#d62728" if sick else "#bbbbbb", lw=0.8, zorder=1)
+            label = f"{len(mine)} nodes" + ("".join(f"\n{h}" for h in sick[:4]) + ("\n…" if len(sick) > 4 else ""))
+            ax.text(x[l], leaf_y - 0.65, label, ha="center", va="top", fontsize=6, rotation=90 if not sick else 0,
+                    color="#d62728" if sick else "black")
+    ax.set_xlim(-1, width + 0.5)
+    ax.set_ylim(leaf_y - (1.8 if each or node_marked else 1.5), top + 1.5)
+    ax.axis("off")
+    n_nodes = sum(len(v) for v in hosts.values())
+    ax.set_title(f"fabric ({t.get('source', '?')}): {len(parent)} switch(es), {len(leaves)} leaves, {n_nodes} node(s); "
+                 f"red: {', '.join(d.split(':', 1)[1] for d in drawn) if drawn else 'nothing counted'}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100, metadata={"Software": "rdmamesh analysis", "rdmamesh:marked": ",".join(drawn)})
+    plt.close(fig)
+    return drawn
 
 
 def size_label(n):

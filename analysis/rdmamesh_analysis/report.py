@@ -49,6 +49,30 @@ def heatmap_runs(res):
     return [r for r in runs if r.index in keep][:MAX_HEATMAPS * 2]
 
 
+def fabric_marks(res):
+    """What the tree picture marks: the uplinks and nodes the verdict counted (without a
+    verdict, what the runs named)."""
+    marks = {"uplinks": set(), "nodes": set()}
+    if res.verdict is not None:
+        for c in res.verdict.get("causes", []):
+            if not c.get("counted"):
+                continue
+            if c["kind"] == "uplink":
+                marks["uplinks"] |= {sw for sw, _ in res.uplinks() if res.uplink_name(sw) in c.get("uplink", "")}
+            elif c["kind"] in ("node", "rank"):
+                marks["nodes"] |= {h.split(".")[0] for h in c.get("nodes", [])}
+        return marks
+    for r in res.bw_runs():
+        for c in r.causes:
+            if c.kind == "uplink":
+                marks["uplinks"].add(c.node)
+            elif c.kind == "node":
+                marks["nodes"].add(str(res.node_name(c.node)).split(".")[0])
+            elif c.kind == "rank":
+                marks["nodes"].add(str(res.ranks["hostname"][c.rank]).split(".")[0])
+    return marks
+
+
 def build(res, outdir):
     """Writes the PNGs and returns the Doc."""
     name = os.path.basename(res.path)
@@ -114,6 +138,21 @@ def build(res, outdir):
         lines += [f"scaling: {x}" for x in scaling.verdict([c for c in cs if c.size == big],
                                                             scaling.ceiling(res.ranks)[0] if res.n_nodes > 1 else None)]
     doc.items(lines, strong=True)
+
+    if res.topology:
+        doc.h2("Fabric")
+        path = os.path.join(outdir, "fabric.png")
+        drawn = figures.tree_figure(res, fabric_marks(res), path)
+        t = res.topology
+        leaves = [i for i, l in enumerate(t["leaf"]) if int(l)]
+        doc.para(f"{len(t['switch'])} switch(es), {len(leaves)} leaves, from {t.get('source', '?')}; "
+                 f"{'red: ' + ', '.join(d.split(':', 1)[1] for d in drawn) if drawn else 'no switch or node counted'}"
+                 "; the heatmaps below order the ranks leaf by leaf (green lines between leaves)")
+        doc.image(path, "the fabric's tree: spines, leaves, nodes; what the verdict counted in red")
+        doc.table(["switch", "parent", "leaf", "nodes under it", "ranks under it"],
+                  [[t["switch"][sw], t["switch"][int(p)] if int(p) >= 0 else "—", "yes" if int(t["leaf"][sw]) else "",
+                    sum(1 for i in range(len(t["node"])) if res._under(int(t["node_leaf"][i]), sw)),
+                    len(res.ranks_under(sw))] for sw, p in enumerate(t["parent"])])
 
     if bw_runs:
         doc.h2("Bandwidth runs")

@@ -17,6 +17,9 @@ figure again from the HDF5 file here (not through the analysis package).
                                                     samples, over its own interval (bytes / bw), add up
                                                     to the bytes of that interval
   check_report.py series FILE 0                     no run has a time series (--interval 0)
+  check_report.py fabric FILE UPLINK                the report of a --topology file draws the
+                                                    tree with UPLINK (leaf3-spine) red alone and
+                                                    its heatmaps' ranks leaf by leaf
   check_report.py compare BEFORE AFTER DIR --slow-rank R
                                                     compare.md's medians match the files; the
                                                     first cause in its verdict is rank R, slower,
@@ -372,6 +375,60 @@ def compare(a):
             check(png_ok(os.path.join(a.dir, p)), f"{p} is not a drawn PNG")
 
 
+def text(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def png_chunks(path):
+    """The PNG's tEXt chunks (matplotlib writes its metadata there)."""
+    out, data, pos = {}, open(path, "rb").read(), 8
+    while pos + 8 <= len(data):
+        length, kind = int.from_bytes(data[pos:pos + 4], "big"), data[pos + 4:pos + 8]
+        if kind == b"tEXt":
+            k, _, v = data[pos + 8:pos + 8 + length].partition(b"\0")
+            out[k.decode("latin-1")] = v.decode("latin-1")
+        pos += 12 + length
+    return out
+
+
+def fabric(a):
+    """analysis/report of a --topology file: the tree picture marks the counted uplink alone, and
+    the heatmap draws the ranks leaf by leaf (two-tier: the leaves as /topology lists them)."""
+    import subprocess
+    import tempfile
+    here = os.path.dirname(os.path.abspath(__file__))
+    with h5py.File(a.file, "r") as f:
+        t = f["topology"]
+        names = [text(x) for x in t["switch"][()]]
+        leaf_flag = [int(x) for x in t["leaf"][()]]
+        leaf_of = {text(h): int(l) for h, l in zip(t["node"][()], t["node_leaf"][()])}
+        hosts = [text(h).split(".")[0] for h in f["ranks/hostname"][()]]
+        node = [int(x) for x in f["ranks/node"][()]]
+    pos = {sw: i for i, sw in enumerate(i for i, l in enumerate(leaf_flag) if l)}
+    leaf = [leaf_of.get(h, -1) for h in hosts]
+    order = sorted(range(len(hosts)), key=lambda r: (pos.get(leaf[r], len(pos)), node[r], r))
+    lines = [i for i in range(1, len(order)) if leaf[order[i]] != leaf[order[i - 1]]]
+    with tempfile.TemporaryDirectory() as out:
+        p = subprocess.run([os.path.join(here, "../../analysis/report"), a.file, "-o", out], capture_output=True,
+                           text=True)
+        check(p.returncode == 0, f"report exited {p.returncode}: {p.stderr[-1500:]}")
+        tree = png_chunks(os.path.join(out, "fabric.png")) if os.path.exists(os.path.join(out, "fabric.png")) else {}
+        check(tree.get("rdmamesh:marked") == f"uplink:{a.uplink}",
+              f"fabric.png marks {tree.get('rdmamesh:marked')!r}, expected uplink:{a.uplink} alone")
+        heat = sorted(x for x in os.listdir(out) if x.startswith("heatmap-"))
+        check(bool(heat), "no heatmap")
+        for h in heat:
+            m = png_chunks(os.path.join(out, h))
+            check(m.get("rdmamesh:view") == f"rank {len(hosts)}", f"{h}: view {m.get('rdmamesh:view')!r}")
+            check(m.get("rdmamesh:order") == ",".join(map(str, order)),
+                  f"{h}: rank order {m.get('rdmamesh:order')!r}, expected leaf by leaf {order}")
+            check(m.get("rdmamesh:leaf_boundaries") == ",".join(map(str, lines)),
+                  f"{h}: leaf lines {m.get('rdmamesh:leaf_boundaries')!r}, expected {lines}")
+        page = open(os.path.join(out, "summary.md")).read() if os.path.exists(os.path.join(out, "summary.md")) else ""
+        check(f"red: {a.uplink}" in page, f"summary.md's Fabric section does not say red: {a.uplink}")
+        print(f"check_report: fabric: {names[len(names) - 1] if names else '?'} tree, {a.uplink} red, ranks {order}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="what", required=True)
@@ -385,11 +442,14 @@ def main():
     c.add_argument("after")
     c.add_argument("dir")
     c.add_argument("--slow-rank", type=int, required=True)
+    fb = sub.add_parser("fabric")
+    fb.add_argument("file")
+    fb.add_argument("uplink", help="the uplink the tree must mark, as leaf3-spine")
     s = sub.add_parser("series")
     s.add_argument("file")
     s.add_argument("interval", type=float)
     a = ap.parse_args()
-    {"report": report, "compare": compare, "series": series}[a.what](a)
+    {"report": report, "compare": compare, "series": series, "fabric": fabric}[a.what](a)
     for e in errors:
         print(f"check_report: {e}")
     print(f"check_report: {a.what} {'ok' if not errors else f'{len(errors)} error(s)'}")

@@ -68,6 +68,8 @@ sick() {
 sick uplink up3 "4 5" "^# slow: uplink leaf3-spine \(node5,node6\): up at [0-9.]+ %( and down at [0-9.]+ %)? of the median"
 later "uplink: the verdict file counts leaf3's uplink alone, nothing to drain" "$here/check_verdict.py" \
   "$tmp/uplink.h5" "$tmp/uplink.verdict.json" --uplink leaf3-spine --topology leaf1,leaf2,leaf3,spine
+later "uplink: analysis/report draws the tree with leaf3's uplink red, the heatmap leaf by leaf" \
+  "$here/check_report.py" fabric "$tmp/uplink.h5" leaf3-spine
 sick port roce5 4 "^# slow: node node5 \(ranks 4\): its sends at [0-9.]+ %"
 later "port: the verdict file counts node5 alone, and drains it" "$here/check_verdict.py" \
   "$tmp/port.h5" "$tmp/port.verdict.json" --node node5
