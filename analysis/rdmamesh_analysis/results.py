@@ -1,5 +1,6 @@
 """Reads an rdmamesh results file (schema rdmamesh/1 or /2) into plain Python and numpy objects."""
 import json
+import re
 from dataclasses import dataclass, field
 
 import h5py
@@ -19,6 +20,52 @@ def human_size(n):
             return f"{n} {unit}"
         n //= 1024
     return f"{n} GiB"
+
+
+def compress_hosts(names):
+    """Slurm's host list form, as rdmamesh prints a leaf of many nodes: n0224…n0255 ->
+    'n[0224-0255]' (plan::compress_hostlist: the same groups, in first-appearance order)."""
+    def split(name):
+        m = re.match(r"^(.*?)(\d{1,18})(\D*)$", name)
+        return (m.group(1), m.group(2), m.group(3)) if m else None
+
+    def padded(d):
+        return len(d) > 1 and d[0] == "0"
+
+    widths = {(p[0], p[2], len(p[1])) for p in map(split, names) if p and padded(p[1])}
+    groups, out = {}, []
+    for name in names:
+        p = split(name)
+        if not p:
+            out.append(name)
+            continue
+        prefix, digits, suffix = p
+        width = len(digits) if padded(digits) or (prefix, suffix, len(digits)) in widths else 0
+        key = (prefix, suffix, width)
+        if key not in groups:
+            groups[key] = set()
+            out.append(key)
+        groups[key].add(int(digits))
+    text = []
+    for item in out:
+        if isinstance(item, str):
+            text.append(item)
+            continue
+        prefix, suffix, width = item
+        nums = sorted(groups[item])
+        num = lambda v: f"{v:0{width}d}"  # noqa: E731
+        if len(nums) == 1:
+            text.append(f"{prefix}{num(nums[0])}{suffix}")
+            continue
+        runs, a = [], 0
+        while a < len(nums):
+            b = a
+            while b + 1 < len(nums) and nums[b + 1] == nums[b] + 1:
+                b += 1
+            runs.append(num(nums[a]) if a == b else f"{num(nums[a])}-{num(nums[b])}")
+            a = b + 1
+        text.append(f"{prefix}[{','.join(runs)}]{suffix}")
+    return ",".join(text)
 
 
 @dataclass
@@ -135,8 +182,10 @@ class Results:
             return f"switch {sw}"
         parent = int(t["parent"][sw])
         up = f"{t['switch'][sw]}-{t['switch'][parent]}" if parent >= 0 else t["switch"][sw]
-        hosts = [h for i, h in enumerate(t["node"]) if self._under(int(t["node_leaf"][i]), sw)]
-        return f"{up} ({','.join(hosts)})"
+        # the job's nodes under it, in rank order (as rank 0 names them); a few by name
+        under = set(int(r) for r in self.ranks_under(sw))
+        hosts = list(dict.fromkeys(str(h).split(".")[0] for r, h in enumerate(self.ranks["hostname"]) if r in under))
+        return f"{up} ({','.join(hosts) if len(hosts) <= 4 else compress_hosts(hosts)})"
 
     def uplink_subject(self, sw, same):
         """As the console: with two subtrees, both uplinks (the same pairs the other way)."""

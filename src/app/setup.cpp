@@ -111,10 +111,13 @@ void place_switches(const options& o, setup& s, const std::string& text, const s
       const std::string h = plan::short_host(s.hosts[r]);
       if (under[sw][r] && std::ranges::find(nodes, h) == nodes.end()) nodes.push_back(h);
     }
-    s.uplink_names.push_back(d.parent < 0 ? d.name
-                                          : fmt::format("{}-{} ({})", d.name,
-                                                        s.switches.switches[static_cast<std::size_t>(d.parent)].name,
-                                                        fmt::join(nodes, ",")));
+    // a few nodes by name; a leaf of 32 as Slurm writes it, n[0224-0255]
+    const std::string hosts =
+        nodes.size() <= 4 ? fmt::format("{}", fmt::join(nodes, ",")) : plan::compress_hostlist(nodes);
+    s.uplink_names.push_back(
+        d.parent < 0
+            ? d.name
+            : fmt::format("{}-{} ({})", d.name, s.switches.switches[static_cast<std::size_t>(d.parent)].name, hosts));
     if (d.parent >= 0) s.uplinks.push_back({static_cast<std::int32_t>(sw), under[sw]});
   }
 }

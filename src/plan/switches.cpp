@@ -5,7 +5,9 @@
 #include <cctype>
 #include <charconv>
 #include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -86,6 +88,76 @@ std::vector<std::string> expand_hostlist(std::string_view list) {
   std::vector<std::string> out;
   for (auto name : split_top(list)) expand_one(name, list, out);
   return out;
+}
+
+std::string compress_hostlist(std::span<const std::string> names) {
+  // a name's last run of digits is its number; names that share the text around it, and its
+  // zero padding (a width, or none), form one bracket group
+  struct group {
+    std::string prefix, suffix;
+    std::size_t width;  // 0: unpadded
+    std::vector<std::uint64_t> numbers;
+  };
+  struct parts {
+    std::string prefix, digits, suffix;
+  };
+  const auto split = [](const std::string& name) -> std::optional<parts> {
+    const auto last = name.find_last_of("0123456789");
+    if (last == std::string::npos) return std::nullopt;
+    const auto first = name.find_last_not_of("0123456789", last) + 1;  // npos + 1 == 0
+    if (last + 1 - first > 18) return std::nullopt;
+    return parts{name.substr(0, first), name.substr(first, last + 1 - first), name.substr(last + 1)};
+  };
+  const auto padded = [](const std::string& d) { return d.size() > 1 && d[0] == '0'; };
+  // the padded widths seen around each text: an unpadded number as wide joins them (08 and 10)
+  std::set<std::tuple<std::string, std::string, std::size_t>> widths;
+  for (const auto& name : names)
+    if (const auto p = split(name); p && padded(p->digits)) widths.emplace(p->prefix, p->suffix, p->digits.size());
+  std::vector<group> groups;
+  std::vector<std::string> plain;
+  std::vector<std::pair<bool, std::size_t>> order;  // (a group?, its index), first appearance
+  for (const auto& name : names) {
+    const auto p = split(name);
+    if (!p) {
+      order.emplace_back(false, plain.size());
+      plain.push_back(name);
+      continue;
+    }
+    const auto& [prefix, digits, suffix] = *p;
+    const std::size_t width = padded(digits) || widths.contains({prefix, suffix, digits.size()}) ? digits.size() : 0;
+    auto g = std::ranges::find_if(
+        groups, [&](const group& x) { return x.prefix == prefix && x.suffix == suffix && x.width == width; });
+    if (g == groups.end()) {
+      order.emplace_back(true, groups.size());
+      g = groups.insert(groups.end(), {prefix, suffix, width, {}});
+    }
+    g->numbers.push_back(std::stoull(digits));
+  }
+  std::vector<std::string> out;
+  for (const auto& [is_group, i] : order) {
+    if (!is_group) {
+      out.push_back(plain[i]);
+      continue;
+    }
+    auto& g = groups[i];
+    std::ranges::sort(g.numbers);
+    const auto [dup, end] = std::ranges::unique(g.numbers);
+    g.numbers.erase(dup, end);
+    const auto num = [&](std::uint64_t v) { return fmt::format("{:0{}}", v, g.width); };
+    if (g.numbers.size() == 1) {
+      out.push_back(g.prefix + num(g.numbers[0]) + g.suffix);
+      continue;
+    }
+    std::vector<std::string> ranges;
+    for (std::size_t a = 0; a < g.numbers.size();) {
+      std::size_t b = a;
+      while (b + 1 < g.numbers.size() && g.numbers[b + 1] == g.numbers[b] + 1) ++b;
+      ranges.push_back(a == b ? num(g.numbers[a]) : num(g.numbers[a]) + "-" + num(g.numbers[b]));
+      a = b + 1;
+    }
+    out.push_back(fmt::format("{}[{}]{}", g.prefix, fmt::join(ranges, ","), g.suffix));
+  }
+  return fmt::format("{}", fmt::join(out, ","));
 }
 
 std::string short_host(std::string_view host) {

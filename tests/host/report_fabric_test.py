@@ -71,7 +71,9 @@ def write(path, leaf_of, slow_leaf=None, leaves=None, per_node=1):
         cause = None
         if slow_leaf is not None:
             sw = leaves.index(slow_leaf)
-            name = f"{slow_leaf}-spine ({','.join(dict.fromkeys(h for h, l in zip(hosts, leaf_of) if l == slow_leaf))})"
+            under = list(dict.fromkeys(h for h, l in zip(hosts, leaf_of) if l == slow_leaf))
+            # as rank 0 names it: a few nodes by name, more as Slurm's host list (contiguous here)
+            name = f"{slow_leaf}-spine ({','.join(under) if len(under) <= 4 else f'n[{under[0][1:]}-{under[-1][1:]}]'})"
             text = f"uplink {name}: up at 50 % of the median; {int(out.sum())} slow pair(s)"
             o.attrs["verdict"] = f"# slow: {text}"
             for k, v, t in (("kind", ["uplink"], s), ("basis", ["noise"], s), ("text", [text], s)):
@@ -127,6 +129,8 @@ with tempfile.TemporaryDirectory() as tmp:
     page = open(os.path.join(out, "report.html")).read() if os.path.exists(os.path.join(out, "report.html")) else ""
     check("<h2>Fabric</h2>" in page and "alt='the fabric" in page, "1024: report.html has no Fabric section with the tree")
     check("red: leaf08-spine" in page, "1024: the Fabric section does not name leaf08-spine")
+    check("uplink leaf08-spine (n[0224-0255]): up at 50 %" in page, "1024: the verdict does not name leaf08's uplink")
+    check(">leaf08-spine (n[0224-0255])<" in page, "1024: the outlier table does not name leaf08-spine (n[0224-0255])")
 
     # 2. ranks alternate between two leaves: drawn leaf by leaf
     small = os.path.join(tmp, "alternate.h5")

@@ -2,6 +2,7 @@
 // errors a bad file gets, and which ranks sit under each switch.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,25 @@ TEST_CASE("host lists expand as Slurm writes them, padding kept") {
   CHECK_THROWS_WITH_AS(expand_hostlist("tux[3-1]"), "host list 'tux[3-1]': the range 3-1 runs backwards", usage_error);
   CHECK_THROWS_AS(expand_hostlist("tux[a-b]"), usage_error);
   CHECK_THROWS_AS(expand_hostlist("n[0-99999999]"), usage_error);  // a typo, not a cluster
+}
+
+TEST_CASE("host lists compress as Slurm prints them, and expand back") {
+  using v = std::vector<std::string>;
+  const v leaf{"n0224", "n0225", "n0226", "n0227", "n0229", "n0231", "n0230"};
+  CHECK(compress_hostlist(leaf) == "n[0224-0227,0229-0231]");
+  CHECK(compress_hostlist(v{"gpu08-ib", "gpu09-ib", "gpu10-ib"}) == "gpu[08-10]-ib");  // 10 fits width 2
+  CHECK(compress_hostlist(v{"node9", "node10", "login", "node11"}) == "node[9-11],login");
+  CHECK(compress_hostlist(v{"node5"}) == "node5");
+  CHECK(compress_hostlist(v{"r1n1", "r1n2", "r2n1"}) == "r1n[1-2],r2n1");
+  CHECK(compress_hostlist(v{"a", "a"}) == "a,a");  // no number: as given
+  CHECK(compress_hostlist(v{}).empty());
+  for (const v& names : {leaf, v{"gpu08-ib", "gpu09-ib", "gpu10-ib"}, v{"x001", "x1", "x02", "x100"}}) {
+    auto back = expand_hostlist(compress_hostlist(names));
+    auto want = names;
+    std::ranges::sort(back);
+    std::ranges::sort(want);
+    CHECK(back == want);
+  }
 }
 
 TEST_CASE("topology.conf: leaves hold nodes, a spine holds leaves") {

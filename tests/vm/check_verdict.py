@@ -70,7 +70,8 @@ def verdict(path, doc_path, healthy, node):
                 kinds = [text(k) for k in g["outliers/kind"][()]] if "outliers" in g else []
                 check(set(kinds) <= {"link"} | cleared, f"run {g.name}: causes {kinds}")
                 said = text(g["outliers"].attrs.get("verdict", "")) if "outliers" in g else ""
-                check(said.startswith(("# healthy: ", "# not judged: ")) or (cleared and said.startswith("# slow: ")),
+                check(said.startswith(("# healthy: ", "# not judged: ")) or
+                      (cleared and said.startswith(("# slow: ", "# judged: "))),
                       f"run {g.name}: {said!r}")
         else:
             check(doc["status"] == ("failed" if failed else "degraded"), f"status {doc['status']}")

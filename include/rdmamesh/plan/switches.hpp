@@ -32,6 +32,10 @@ struct switch_tree {
 // Throws usage_error on unbalanced brackets or a bad range.
 std::vector<std::string> expand_hostlist(std::string_view list);
 
+// The inverse, as Slurm prints one: {"n0224", …, "n0255"} -> "n[0224-0255]"; names sharing the
+// text around their last number and its padding share a bracket, in first-appearance order.
+std::string compress_hostlist(std::span<const std::string> names);
+
 // Throws usage_error naming the source, the line and what to fix: a line without SwitchName, an
 // unknown key (strict for a file; `scontrol`'s extra keys are skipped), a switch named twice,
 // Switches= naming an unknown switch, a switch under two parents or under itself, a node under
