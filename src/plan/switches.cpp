@@ -123,7 +123,8 @@ std::string compress_hostlist(std::span<const std::string> names) {
       plain.push_back(name);
       continue;
     }
-    const auto& [prefix, digits, suffix] = *p;
+    // (named, not a structured binding: clang before 16 cannot capture one in a lambda)
+    const std::string &prefix = p->prefix, &digits = p->digits, &suffix = p->suffix;
     const std::size_t width = padded(digits) || widths.contains({prefix, suffix, digits.size()}) ? digits.size() : 0;
     auto g = std::ranges::find_if(
         groups, [&](const group& x) { return x.prefix == prefix && x.suffix == suffix && x.width == width; });
@@ -140,9 +141,8 @@ std::string compress_hostlist(std::span<const std::string> names) {
       continue;
     }
     auto& g = groups[i];
-    std::ranges::sort(g.numbers);
-    const auto [dup, end] = std::ranges::unique(g.numbers);
-    g.numbers.erase(dup, end);
+    std::sort(g.numbers.begin(), g.numbers.end());
+    g.numbers.erase(std::unique(g.numbers.begin(), g.numbers.end()), g.numbers.end());
     const auto num = [&](std::uint64_t v) { return fmt::format("{:0{}}", v, g.width); };
     if (g.numbers.size() == 1) {
       out.push_back(g.prefix + num(g.numbers[0]) + g.suffix);
