@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .results import number_ranges
+
 
 @dataclass
 class Finding:
@@ -54,15 +56,7 @@ def _span(v):
 
 def _ranges(ranks):
     """[0,1,2,5] -> '0-2,5'."""
-    out, ranks = [], list(ranks)
-    i = 0
-    while i < len(ranks):
-        j = i
-        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
-            j += 1
-        out.append(str(ranks[i]) if i == j else f"{ranks[i]}-{ranks[j]}")
-        i = j + 1
-    return ",".join(out)
+    return number_ranges(list(ranks))
 
 
 def verdict(res):

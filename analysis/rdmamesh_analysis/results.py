@@ -53,19 +53,21 @@ def compress_hosts(names):
             continue
         prefix, suffix, width = item
         nums = sorted(groups[item])
-        num = lambda v: f"{v:0{width}d}"  # noqa: E731
-        if len(nums) == 1:
-            text.append(f"{prefix}{num(nums[0])}{suffix}")
-            continue
-        runs, a = [], 0
-        while a < len(nums):
-            b = a
-            while b + 1 < len(nums) and nums[b + 1] == nums[b] + 1:
-                b += 1
-            runs.append(num(nums[a]) if a == b else f"{num(nums[a])}-{num(nums[b])}")
-            a = b + 1
-        text.append(f"{prefix}[{','.join(runs)}]{suffix}")
+        runs = number_ranges(nums, lambda v: f"{v:0{width}d}")
+        text.append(f"{prefix}{runs}{suffix}" if len(nums) == 1 else f"{prefix}[{runs}]{suffix}")
     return ",".join(text)
+
+
+def number_ranges(nums, show=str):
+    """Sorted numbers as runs: [0,1,2,5] -> '0-2,5' (each number written by `show`)."""
+    out, i = [], 0
+    while i < len(nums):
+        j = i
+        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+            j += 1
+        out.append(show(nums[i]) if i == j else f"{show(nums[i])}-{show(nums[j])}")
+        i = j + 1
+    return ",".join(out)
 
 
 @dataclass
