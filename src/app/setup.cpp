@@ -92,25 +92,21 @@ std::string read_topology(const options& o, std::string& source) {
 void place_switches(const options& o, setup& s, const std::string& text, const std::string& source) {
   s.switches = plan::parse_switch_tree(text, source, !o.topology.empty());
   s.leaf_of = plan::leaf_of_hosts(s.switches, s.hosts);
+  const auto job = plan::job_nodes(s.hosts);
   if (std::ranges::all_of(s.leaf_of, [](std::int32_t l) { return l < 0; })) {
-    std::vector<std::string> job;
-    for (const auto& h : s.hosts)
-      if (std::ranges::find(job, plan::short_host(h)) == job.end()) job.push_back(plan::short_host(h));
-    const std::size_t shown = std::min<std::size_t>(job.size(), 3);
+    std::vector<std::string> shown;
+    for (std::size_t i = 0; i < job.size() && i < 3; ++i) shown.push_back(job[i].name);
     throw usage_error(
         fmt::format("topology {}: none of the job's nodes ({}{}) is under a switch in it; give the "
                     "tree of this cluster (Slurm's topology.conf), or leave --topology out",
-                    source, fmt::join(job.begin(), job.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
-                    job.size() > 3 ? ", ..." : ""));
+                    source, fmt::join(shown, ", "), job.size() > 3 ? ", ..." : ""));
   }
   const auto under = plan::ranks_under(s.switches, s.leaf_of);
   for (std::size_t sw = 0; sw < s.switches.switches.size(); ++sw) {
     const auto& d = s.switches.switches[sw];
-    std::vector<std::string> nodes;
-    for (std::size_t r = 0; r < s.n; ++r) {
-      const std::string h = plan::short_host(s.hosts[r]);
-      if (under[sw][r] && std::ranges::find(nodes, h) == nodes.end()) nodes.push_back(h);
-    }
+    std::vector<std::string> nodes;  // a node's ranks share its leaf: its first rank says where it is
+    for (const auto& j : job)
+      if (under[sw][j.first_rank]) nodes.push_back(j.name);
     // a few nodes by name; a leaf of 32 as Slurm writes it, n[0224-0255]
     const std::string hosts =
         nodes.size() <= 4 ? fmt::format("{}", fmt::join(nodes, ",")) : plan::compress_hostlist(nodes);
@@ -320,12 +316,10 @@ void print_header(const mpi::world& w, const options& o, setup& s, stats::setup_
   // the switches: how many, and the job's nodes under none of them (judged as nodes only)
   std::vector<std::string> nodes, missing;
   std::vector<std::int32_t> node_leaf;
-  for (std::uint32_t r = 0; r < s.n && !s.switches.empty(); ++r) {
-    const std::string h = plan::short_host(s.hosts[r]);
-    if (std::ranges::find(nodes, h) != nodes.end()) continue;
-    nodes.push_back(h);
-    node_leaf.push_back(s.leaf_of[r]);
-    if (s.leaf_of[r] < 0) missing.push_back(h);
+  for (const auto& j : s.switches.empty() ? std::vector<plan::job_node>{} : plan::job_nodes(s.hosts)) {
+    nodes.push_back(j.name);
+    node_leaf.push_back(s.leaf_of[j.first_rank]);
+    if (s.leaf_of[j.first_rank] < 0) missing.push_back(j.name);
   }
   header += s.topology_note;
   if (!s.switches.empty()) {

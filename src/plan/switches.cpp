@@ -287,6 +287,16 @@ switch_tree parse_switch_tree(std::string_view text, std::string source, bool st
   return t;
 }
 
+std::vector<job_node> job_nodes(std::span<const std::string> hosts) {
+  std::vector<job_node> out;
+  std::set<std::string> seen;
+  for (std::size_t r = 0; r < hosts.size(); ++r) {
+    std::string name = short_host(hosts[r]);
+    if (seen.insert(name).second) out.push_back({std::move(name), static_cast<std::uint32_t>(r)});
+  }
+  return out;
+}
+
 std::vector<std::int32_t> leaf_of_hosts(const switch_tree& t, std::span<const std::string> hosts) {
   std::map<std::string, std::int32_t> leaf;
   for (std::size_t s = 0; s < t.switches.size(); ++s) {

@@ -61,6 +61,19 @@ TEST_CASE("host lists compress as Slurm prints them, and expand back") {
   }
 }
 
+TEST_CASE("the job's nodes: short names, each once, in rank order, with the first rank on each") {
+  const std::vector<std::string> hosts{"node2.cluster", "node1", "node2", "node3.cluster", "node1"};
+  const auto nodes = job_nodes(hosts);
+  REQUIRE(nodes.size() == 3);
+  CHECK(nodes[0].name == "node2");
+  CHECK(nodes[0].first_rank == 0);
+  CHECK(nodes[1].name == "node1");
+  CHECK(nodes[1].first_rank == 1);
+  CHECK(nodes[2].name == "node3");
+  CHECK(nodes[2].first_rank == 3);
+  CHECK(job_nodes({}).empty());
+}
+
 TEST_CASE("topology.conf: leaves hold nodes, a spine holds leaves") {
   const auto t = parse_switch_tree(two_leaves, "t.conf");
   REQUIRE(t.switches.size() == 3);

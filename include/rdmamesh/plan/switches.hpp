@@ -45,6 +45,14 @@ switch_tree parse_switch_tree(std::string_view text, std::string source, bool st
 // The short name (up to the first '.'): Slurm names nodes by it, hostname may say more.
 std::string short_host(std::string_view host);
 
+// The job's nodes as Slurm names them (short names), each once, in rank order, with the first
+// rank on each: what the header, /topology and the uplinks' names list.
+struct job_node {
+  std::string name;
+  std::uint32_t first_rank;
+};
+std::vector<job_node> job_nodes(std::span<const std::string> hosts);
+
 // Where the job's hosts sit: each host's leaf index (-1: under no switch of the tree).
 std::vector<std::int32_t> leaf_of_hosts(const switch_tree& t, std::span<const std::string> hosts);
 
