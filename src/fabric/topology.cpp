@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <hwloc/openfabrics-verbs.h>
 
+#include "rdmamesh/util/runs.hpp"
+
 namespace rdmamesh::fabric {
 namespace {
 
@@ -132,15 +134,7 @@ std::string hwloc_version() {
 }
 
 std::string cpu_list(const std::vector<int>& pus) {
-  std::string out;
-  for (std::size_t i = 0; i < pus.size();) {
-    std::size_t j = i;
-    while (j + 1 < pus.size() && pus[j + 1] == pus[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += j > i ? fmt::format("{}-{}", pus[i], pus[j]) : fmt::format("{}", pus[i]);
-    i = j + 1;
-  }
-  return out;
+  return number_runs(std::vector<std::uint64_t>(pus.begin(), pus.end()));
 }
 
 }  // namespace rdmamesh::fabric

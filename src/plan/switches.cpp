@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "rdmamesh/util/error.hpp"
+#include "rdmamesh/util/runs.hpp"
 
 namespace rdmamesh::plan {
 namespace {
@@ -143,19 +144,8 @@ std::string compress_hostlist(std::span<const std::string> names) {
     auto& g = groups[i];
     std::sort(g.numbers.begin(), g.numbers.end());
     g.numbers.erase(std::unique(g.numbers.begin(), g.numbers.end()), g.numbers.end());
-    const auto num = [&](std::uint64_t v) { return fmt::format("{:0{}}", v, g.width); };
-    if (g.numbers.size() == 1) {
-      out.push_back(g.prefix + num(g.numbers[0]) + g.suffix);
-      continue;
-    }
-    std::vector<std::string> ranges;
-    for (std::size_t a = 0; a < g.numbers.size();) {
-      std::size_t b = a;
-      while (b + 1 < g.numbers.size() && g.numbers[b + 1] == g.numbers[b] + 1) ++b;
-      ranges.push_back(a == b ? num(g.numbers[a]) : num(g.numbers[a]) + "-" + num(g.numbers[b]));
-      a = b + 1;
-    }
-    out.push_back(fmt::format("{}[{}]{}", g.prefix, fmt::join(ranges, ","), g.suffix));
+    const std::string runs = number_runs(g.numbers, g.width);
+    out.push_back(g.numbers.size() == 1 ? g.prefix + runs + g.suffix : g.prefix + "[" + runs + "]" + g.suffix);
   }
   return fmt::format("{}", fmt::join(out, ","));
 }

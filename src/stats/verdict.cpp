@@ -175,6 +175,15 @@ std::vector<folded_cause> candidates(const alone_evidence& e, std::span<const ju
   return out;
 }
 
+// The ranks a rank or node cause stands for (none for other kinds).
+std::vector<std::int32_t> ranks_of(const folded_cause& c, std::span<const std::int32_t> node_of) {
+  std::vector<std::int32_t> out;
+  if (c.kind == outlier_kind::rank) out.push_back(c.rank);
+  for (std::size_t i = 0; c.kind == outlier_kind::node && i < node_of.size(); ++i)
+    if (node_of[i] == c.node) out.push_back(static_cast<std::int32_t>(i));
+  return out;
+}
+
 // Ranks and nodes the retest alone shows slow, though the runs' noise hid them (a busy machine's
 // runs once held a node at half rate inside ±37 %, where its six sends alone read 45–55 %). The
 // one that explains the most slow pairs first; the pairs at its ends are then its evidence (a
@@ -187,9 +196,7 @@ std::vector<folded_cause> slow_alone(alone_evidence e, std::span<const judged_ru
     auto found = candidates(e, jobs, node_of);
     if (found.empty()) return out;
     auto best = std::ranges::max_element(found, {}, &folded_cause::pairs);
-    if (best->kind == outlier_kind::rank) culprits.insert(best->rank);
-    for (std::size_t i = 0; best->kind == outlier_kind::node && i < node_of.size(); ++i)
-      if (node_of[i] == best->node) culprits.insert(static_cast<std::int32_t>(i));
+    for (auto r : ranks_of(*best, node_of)) culprits.insert(r);
     out.push_back(std::move(*best));
   }
 }
@@ -199,9 +206,7 @@ std::set<std::int32_t> culprits_of(const auto& by, std::span<const std::int32_t>
   std::set<std::int32_t> out;
   for (const auto& [k, c] : by) {
     if (!c.counted) continue;
-    if (c.kind == outlier_kind::rank) out.insert(c.rank);
-    for (std::size_t i = 0; c.kind == outlier_kind::node && i < node_of.size(); ++i)
-      if (node_of[i] == c.node) out.insert(static_cast<std::int32_t>(i));
+    for (auto r : ranks_of(c, node_of)) out.insert(r);
   }
   return out;
 }
@@ -253,10 +258,7 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
   const auto cleared_cause = [&](const folded_cause& c) {
     const bool sends = !std::isnan(c.send_lo), receives = !std::isnan(c.recv_lo);
     if (!sends && !receives) return false;
-    std::vector<std::int32_t> ranks;
-    if (c.kind == outlier_kind::rank) ranks.push_back(c.rank);
-    for (std::size_t i = 0; c.kind == outlier_kind::node && i < node_of.size(); ++i)
-      if (node_of[i] == c.node) ranks.push_back(static_cast<std::int32_t>(i));
+    const auto ranks = ranks_of(c, node_of);
     return !ranks.empty() && std::ranges::all_of(ranks, [&](std::int32_t r) {
       return (!sends || cleared_side(r, true)) && (!receives || cleared_side(r, false));
     });
@@ -286,13 +288,17 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
              return c.counted && c.node == node && (c.kind == outlier_kind::node || c.kind == outlier_kind::rank);
            });
   };
-  // the pairs through a counted uplink are its evidence, either way (its acknowledgements)
+  // the pairs through a counted uplink are its evidence, either way (its acknowledgements);
+  // which uplinks count is settled above (what follows adds ranks and nodes only)
+  std::vector<const switch_group*> counted_up;
+  for (const auto& [k, c] : by) {
+    const auto u = std::ranges::find(uplinks, c.node, &switch_group::sw);
+    if (c.counted && c.kind == outlier_kind::uplink && u != uplinks.end()) counted_up.push_back(&*u);
+  }
   const auto through = [&](std::int32_t a, std::int32_t b) {
-    return std::ranges::any_of(by, [&](const auto& e) {
-      const folded_cause& c = e.second;
-      if (!c.counted || c.kind != outlier_kind::uplink) return false;
-      const auto u = std::ranges::find(uplinks, c.node, &switch_group::sw);
-      return u != uplinks.end() && static_cast<std::size_t>(std::max(a, b)) < u->members.size() &&
+    const auto hi = static_cast<std::size_t>(std::max(a, b));
+    return std::ranges::any_of(counted_up, [&](const switch_group* u) {
+      return hi < u->members.size() &&
              u->members[static_cast<std::size_t>(a)] != u->members[static_cast<std::size_t>(b)];
     });
   };
