@@ -52,16 +52,7 @@ def switch_order(res):
     t = res.topology
     if not t:
         return np.arange(res.n), np.full(res.n, -1)
-    parent = [int(p) for p in t["parent"]]
-    children = {}
-    for i, p in enumerate(parent):
-        children.setdefault(p, []).append(i)
-    leaves, stack = [], list(reversed(children.get(-1, [])))
-    while stack:  # depth first, in the file's order
-        sw = stack.pop()
-        if int(t["leaf"][sw]):
-            leaves.append(sw)
-        stack += list(reversed(children.get(sw, [])))
+    _, leaves = res.tree()
     where = {leaf: i for i, leaf in enumerate(leaves)}
     leaf_of_host = {h: int(l) for h, l in zip(t["node"], t["node_leaf"])}
     leaf = np.array([leaf_of_host.get(h.split(".")[0], -1) for h in res.ranks["hostname"]])
@@ -78,13 +69,9 @@ class View:
         nodes = np.asarray(res.nodes)
         self.kind = "rank" if res.n <= most else "node" if res.n_nodes <= most or leaf.max() < 0 else "leaf"
         key = {"rank": order, "node": nodes[order], "leaf": leaf[order]}[self.kind]
-        firsts = []  # the groups in drawn order, as each first appears
-        for k in key:
-            if not firsts or firsts[-1] != k:
-                firsts.append(k)
-        index = {k: i for i, k in enumerate(dict.fromkeys(firsts))}
+        index = {k: i for i, k in enumerate(dict.fromkeys(key.tolist()))}  # the groups as they first appear
         self.group = np.empty(res.n, dtype=int)  # rank -> its cell's row/column
-        self.group[order] = [index[k] for k in key]
+        self.group[order] = [index[k] for k in key.tolist()]
         self.size = len(index)
         sw = res.topology["switch"] if res.topology else []
         name = {"rank": lambda k: str(k), "node": lambda k: str(res.node_name(k)),
@@ -378,21 +365,13 @@ def tree_figure(res, marked, path):
     t = res.topology
     parent = [int(p) for p in t["parent"]]
     names = [str(x) for x in t["switch"]]
-    children = {}
-    for i, p in enumerate(parent):
-        children.setdefault(p, []).append(i)
+    children, leaves = res.tree()
     depth = [0] * len(parent)
     for i in range(len(parent)):
         p = parent[i]
         while p >= 0:
             depth[i] += 1
             p = parent[p]
-    leaves, stack = [], list(reversed(children.get(-1, [])))
-    while stack:
-        sw = stack.pop()
-        if int(t["leaf"][sw]):
-            leaves.append(sw)
-        stack += list(reversed(children.get(sw, [])))
     hosts = {}  # leaf -> its nodes, as the file lists them
     for h, l in zip(t["node"], t["node_leaf"]):
         hosts.setdefault(int(l), []).append(str(h))

@@ -202,6 +202,21 @@ class Results:
             leaf = int(self.topology["parent"][leaf])
         return False
 
+    def tree(self):
+        """(children: switch -> the switches under it, -1 for the tops; the leaves depth first,
+        in the file's order) of /topology."""
+        t = self.topology
+        children = {}
+        for i, p in enumerate(t["parent"]):
+            children.setdefault(int(p), []).append(i)
+        leaves, stack = [], list(reversed(children.get(-1, [])))
+        while stack:
+            sw = stack.pop()
+            if int(t["leaf"][sw]):
+                leaves.append(sw)
+            stack += list(reversed(children.get(sw, [])))
+        return children, leaves
+
     def uplinks(self):
         """(switch, ranks under it) for every switch with one above it: the finder's uplinks."""
         if not self.topology:
