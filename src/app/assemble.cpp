@@ -73,7 +73,7 @@ void gather_bandwidth(const context& c, const engine::core& base, rank_run& acc,
                                        .counted = c.o.duration_mode(),
                                        .max_quantum = plan::cq_mod_for(c.o, r.size, c.window),
                                        .min_pair_s = 0.1};
-    r.outliers = stats::find_outliers(*r.bw, r.size, c.node_of, judge, c.uplinks);
+    r.outliers = stats::find_outliers(*r.bw, r.size, c.node_of, judge, c.uplinks, c.nics);
     r.outlier_text = io::outlier_lines(r, c.ranks, c.uplink_names);
   }
 }

@@ -133,6 +133,7 @@ int run_job(const mpi::world& w, const options& o, setup& s) {
                   s.node_of,
                   s.uplinks,
                   s.uplink_names,
+                  s.nics,
                   static_cast<std::uint32_t>(s.node.nodes),
                   dog,
                   live,

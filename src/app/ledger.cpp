@@ -123,9 +123,12 @@ stats::job_verdict ledger::judge() const {
         run.alone.insert(run.alone.end(), t.retest.begin(), t.retest.end());
     }
   }
-  std::vector<std::int32_t> node_of;
-  for (const auto& x : ranks_) node_of.push_back(x.node);
-  return stats::fold(runs, node_of, uplinks_);
+  std::vector<std::int32_t> node_of, rail_of;
+  for (const auto& x : ranks_) {
+    node_of.push_back(x.node);
+    rail_of.push_back(x.rail);
+  }
+  return stats::fold(runs, node_of, uplinks_, stats::nic_groups(node_of, rail_of));
 }
 
 void ledger::write_verdict(const stats::job_verdict& v, bool complete, const std::string& status) {

@@ -175,13 +175,9 @@ struct placed {
 };
 
 placed place_rank(const options& o, const setup& s) {
-  const auto devices = fabric::discover(o.ib_dev);
-  std::vector<std::string> usable;
-  for (const auto& d : devices) {
-    if (std::any_of(d.ports.begin(), d.ports.end(), [](const auto& p) { return p.state == IBV_PORT_ACTIVE; })) {
-      usable.push_back(d.name);
-    }
-  }
+  const auto devices = fabric::discover(fabric::named_devices(o));
+  // the node's NICs in rail order; each rank takes one
+  const std::vector<std::string> usable = fabric::nic_candidates(devices, o, fabric::this_host());
   placed p;
   p.topo = std::make_shared<fabric::topology>();
   // every rank on this node pins its buffer: check it fits before the kernel OOM-kills a rank
@@ -193,7 +189,7 @@ placed place_rank(const options& o, const setup& s) {
                     format_size(s.layout.total_bytes()), format_size(node_bytes), s.node.local_size,
                     fabric::this_host(), format_size(ram)));
   }
-  p.where = fabric::place(p.topo->describe(usable), s.node.local_rank, s.node.local_size, o.bind, o.ib_dev);
+  p.where = fabric::place(p.topo->describe(usable), s.node.local_rank, s.node.local_size, o.bind, o.nic_map);
   if (p.where.source == fabric::bound_by::rdmamesh) p.topo->bind_process(p.where.pu);
   options chosen = o;
   chosen.ib_dev = p.where.device;
@@ -257,6 +253,11 @@ int connect_fabric(const mpi::world& w, const options& o, setup& s, const placed
   const auto t0 = clock::now();
   s.ranks =
       w.allgather(fabric::make_rank_info(fabric::this_host(), &at.port, &at.where, s.node, s.ep->buffer_on_numa()));
+  // every NIC of -d's list drives a rank, on every node: before any QP is connected
+  if (const int code = step(w, [&] { fabric::check_nics(s.ranks, o); }); code != exit_ok) return code;
+  std::vector<std::int32_t> rail_of;
+  for (const auto& r : s.ranks) rail_of.push_back(r.rail);
+  s.nics = stats::nic_groups(s.node_of, rail_of);
   if (o.connect == connect_kind::round) {
     std::vector<std::string> route_of;
     for (const auto& r : s.ranks) route_of.push_back(fabric::address_of(r));

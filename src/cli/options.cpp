@@ -56,6 +56,10 @@ std::string_view to_string(connect_kind c) {
   return c == connect_kind::round ? "round" : "all";
 }
 
+std::string_view to_string(rails_kind r) {
+  return r == rails_kind::aligned ? "aligned" : "all";
+}
+
 bool options::pairwise() const {
   return std::none_of(patterns.begin(), patterns.end(), [](pattern_kind p) { return p == pattern_kind::mesh; });
 }
@@ -109,6 +113,8 @@ std::vector<std::pair<std::string, std::string>> describe(const options& o) {
       {"bind", std::string(to_string(o.bind))},
       {"scaling", o.scaling ? "yes" : "no"},
       {"ib-dev", o.ib_dev.empty() ? "auto" : o.ib_dev},
+      {"nic-map", o.nic_map.empty() ? "-" : fmt::format("{}", fmt::join(o.nic_map, ","))},
+      {"rails", std::string(to_string(o.rails))},
       {"ib-port", o.ib_port ? fmt::format("{}", o.ib_port) : "auto"},
       {"gid-index", o.gid_index >= 0 ? fmt::format("{}", o.gid_index) : "auto"},
       {"verify", o.verify ? "yes" : "no"},
@@ -258,6 +264,8 @@ struct flag_text {
   std::string bind = "nic";
   std::string connect;
   std::string expect;
+  std::string nic_map;
+  std::string rails = "all";
   bool all = false;
   CLI::Option* iters = nullptr;
   CLI::Option* rx_depth = nullptr;
@@ -324,7 +332,19 @@ void add_placement_flags(CLI::App& app, options& o, flag_text& t) {
       ->check(CLI::IsMember({"nic", "core", "none"}))
       ->capture_default_str();
   app.add_flag("--scaling", o.scaling, "Repeat every run with 1, 2, 4 ... ranks per node active (one launch)");
-  app.add_option("-d,--ib-dev", o.ib_dev, "RDMA device, or auto: per rank the ACTIVE device closest to its core");
+  app.add_option("-d,--ib-dev", o.ib_dev,
+                 "RDMA device(s): auto (per rank the ACTIVE device closest to its core), a name, a list A,B (each "
+                 "rank takes one, every one gets a rank; rail k = the k-th) or all (every device, in name order)")
+      ->option_text("DEV");
+  app.add_option("--nic-map", t.nic_map,
+                 "Which NIC each rank of a node drives: local rank i takes entry i mod the list's length, a rail "
+                 "number (position in -d's list) or a device name, e.g. --nic-map 0,0,1,1")
+      ->option_text("LIST");
+  app.add_option("--rails", t.rails,
+                 "With several NICs per node: all (every pair, across rails too) or aligned (a rank on rail k "
+                 "only talks to rail k of the other nodes, as on a rail-optimized fabric; other pairs are not run)")
+      ->check(CLI::IsMember({"all", "aligned"}))
+      ->capture_default_str();
   app.add_option("-i,--ib-port", o.ib_port, "Device port; default: the first ACTIVE port")->check(CLI::Range(1, 255));
   app.add_option("-x,--gid-index", o.gid_index, "GID index (RoCE); default: a RoCE v2 IPv4-mapped GID")
       ->check(CLI::Range(0, 65535));
@@ -368,6 +388,8 @@ void apply(const flag_text& t, options& o) {
   o.mode = t.mode == "lat" ? mode_kind::lat : mode_kind::bw;
   o.bind = t.bind == "core" ? bind_kind::core : t.bind == "none" ? bind_kind::none : bind_kind::nic;
   if (o.ib_dev == "auto") o.ib_dev.clear();
+  if (!t.nic_map.empty()) o.nic_map = split_commas(t.nic_map);
+  o.rails = t.rails == "aligned" ? rails_kind::aligned : rails_kind::all;
   if (!t.pattern.empty()) {
     o.patterns = parse_patterns(t.pattern);
   } else {
@@ -381,11 +403,17 @@ void apply(const flag_text& t, options& o) {
   } else {
     o.sizes = {parse_size(t.size, "--size")};
   }
-  // pairwise patterns need O(q) QPs per rank a round: holding N-1 peers' would be waste
-  o.connect = t.connect == "round" ? connect_kind::round
-              : t.connect == "all" ? connect_kind::all
-              : o.pairwise()       ? connect_kind::round
-                                   : connect_kind::all;
+  // pairwise patterns need O(q) QPs per rank a round: holding N-1 peers' would be waste; and
+  // --rails aligned connects only the round's same-rail partners (cross-rail may have no path)
+  o.connect = t.connect == "round"                             ? connect_kind::round
+              : t.connect == "all"                             ? connect_kind::all
+              : o.pairwise() || o.rails == rails_kind::aligned ? connect_kind::round
+                                                               : connect_kind::all;
+  if (o.rails == rails_kind::aligned && o.connect == connect_kind::all) {
+    throw usage_error(
+        "--rails aligned connects each rank to its own rail's peers only, round by round: drop --connect all "
+        "(or use --rails all)");
+  }
   if (!t.peer_buffer.empty()) o.peer_buffer = parse_size(t.peer_buffer, "--peer-buffer");
   if (!t.expect.empty()) {
     const auto e = parse_rate(t.expect, "--expect");

@@ -3,6 +3,12 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "rdmamesh/util/error.hpp"
 
 namespace rdmamesh::fabric {
 namespace {
@@ -23,24 +29,55 @@ const core_desc* core_by_index(const topo_desc& topo, int index) {
 }
 
 // The NIC of the NICs near `cpus` that rank `local_rank` takes (spread over equally near ones);
-// the first usable one when none is near.
-std::string closest_nic(const topo_desc& topo, const std::vector<int>& cpus, int local_rank) {
-  std::vector<const nic_desc*> close;
+// the first one when none is near. Returns its rail and how it was chosen.
+std::pair<int, nic_how> closest_nic(const topo_desc& topo, const std::vector<int>& cpus, int local_rank) {
+  std::vector<int> close;
   std::size_t best = 0;
-  for (const auto& nic : topo.nics) {
+  for (std::size_t k = 0; k < topo.nics.size(); ++k) {
+    const auto& nic = topo.nics[k];
     const std::size_t shared = static_cast<std::size_t>(
         std::count_if(cpus.begin(), cpus.end(), [&](int pu) { return contains(nic.pus, pu); }));
     if (shared > best) {
       best = shared;
       close.clear();
     }
-    if (shared == best && shared > 0) close.push_back(&nic);
+    if (shared == best && shared > 0) close.push_back(static_cast<int>(k));
   }
-  if (close.empty()) return topo.nics.empty() ? std::string() : topo.nics.front().name;
-  return close[static_cast<std::size_t>(local_rank) % close.size()]->name;
+  if (topo.nics.size() == 1) return {0, nic_how::only};
+  if (close.empty()) return {topo.nics.empty() ? -1 : 0, nic_how::only};
+  if (close.size() == 1) return {close.front(), nic_how::nearest};
+  return {close[static_cast<std::size_t>(local_rank) % close.size()], nic_how::spread};
+}
+
+// --nic-map's entry for a local rank: a rail number or a device name of this node.
+int mapped_nic(const topo_desc& topo, const std::vector<std::string>& map, int local_rank) {
+  const std::string& e = map[static_cast<std::size_t>(local_rank) % map.size()];
+  std::vector<std::string> names;
+  for (const auto& n : topo.nics) names.push_back(n.name);
+  const auto it = std::find(names.begin(), names.end(), e);
+  if (it != names.end()) return static_cast<int>(it - names.begin());
+  if (!e.empty() && std::all_of(e.begin(), e.end(), [](char c) { return c >= '0' && c <= '9'; }) && e.size() < 6) {
+    const int k = std::stoi(e);
+    if (k < static_cast<int>(names.size())) return k;
+  }
+  throw usage_error(
+      fmt::format("--nic-map entry '{}' (local rank {}): this node's NICs are {}; give a rail 0..{} or "
+                  "one of these names",
+                  e, local_rank, names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", ")),
+                  names.empty() ? 0 : names.size() - 1));
 }
 
 }  // namespace
+
+const char* to_string(nic_how h) {
+  switch (h) {
+    case nic_how::only: return "only";
+    case nic_how::nearest: return "nearest";
+    case nic_how::spread: return "spread";
+    case nic_how::map: return "nic-map";
+  }
+  return "?";
+}
 
 const char* to_string(bound_by b) {
   switch (b) {
@@ -95,9 +132,9 @@ std::vector<int> core_order(const topo_desc& topo, bind_kind bind) {
   return order;
 }
 
-placement place(const topo_desc& topo, int local_rank, int local_size, bind_kind bind, const std::string& wanted) {
+placement place(const topo_desc& topo, int local_rank, int local_size, bind_kind bind,
+                const std::vector<std::string>& nic_map) {
   placement p;
-  const bool auto_device = wanted.empty() || wanted == "auto";
   const bool launcher_bound = !topo.bound_pus.empty() && topo.bound_pus.size() < topo.allowed_pus.size();
 
   if (launcher_bound || bind == bind_kind::none) {
@@ -135,7 +172,14 @@ placement place(const topo_desc& topo, int local_rank, int local_size, bind_kind
       p.numa = c->numa;
     }
   }
-  p.device = auto_device ? closest_nic(topo, p.cpus, local_rank) : wanted;
+  if (!nic_map.empty()) {
+    p.rail = mapped_nic(topo, nic_map, local_rank);
+    p.how = nic_how::map;
+  } else {
+    std::tie(p.rail, p.how) = closest_nic(topo, p.cpus, local_rank);
+  }
+  p.nics = static_cast<int>(topo.nics.size());
+  if (p.rail >= 0) p.device = topo.nics[static_cast<std::size_t>(p.rail)].name;
   return p;
 }
 

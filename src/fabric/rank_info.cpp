@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "rdmamesh/util/error.hpp"
 #include "rdmamesh/verbs/qp.hpp"
 
 namespace rdmamesh::fabric {
@@ -52,6 +54,9 @@ rank_info make_rank_info(std::string_view host, const port_choice* port, const p
     r.core = where->core;
     r.pu = where->pu;
     r.numa = where->numa;
+    r.rail = where->rail;
+    r.nics = where->nics;
+    r.nic_how = static_cast<std::uint8_t>(where->how);
     r.bound = static_cast<std::uint8_t>(where->source);
     put(r.cpus, cpu_list(where->cpus));
     for (int pu : where->cpus) {
@@ -66,6 +71,51 @@ std::string this_host() {
   char name[HOST_NAME_MAX + 1] = {};
   if (gethostname(name, sizeof name - 1) != 0) return "?";
   return name;
+}
+
+void check_nics(const std::vector<rank_info>& ranks, const options& o) {
+  if (o.rails == rails_kind::aligned) {
+    std::map<std::int32_t, int> per_rail;
+    for (const auto& r : ranks) ++per_rail[r.rail];
+    if (std::ranges::none_of(per_rail, [](const auto& e) { return e.second >= 2; })) {
+      throw usage_error(
+          "--rails aligned runs only pairs of ranks on the same rail, and no rail has two ranks: run more ranks "
+          "(one per NIC on each node) or use --rails all");
+    }
+  }
+  if (o.ib_dev.empty() || ranks.empty()) return;  // auto: the nearest NIC; a node may leave some idle
+  struct node_nics {
+    std::string host;
+    int nics = 0;
+    int ranks = 0;
+    std::set<int> used;
+  };
+  std::map<std::int32_t, node_nics> by;
+  for (const auto& r : ranks) {
+    auto& n = by[r.node];
+    n.host = text(r.host);
+    n.nics = r.nics;
+    ++n.ranks;
+    n.used.insert(r.rail);
+  }
+  const auto most = std::ranges::max_element(by, {}, [](const auto& e) { return e.second.nics; });
+  for (const auto& [node, n] : by) {
+    if (n.nics < most->second.nics) {
+      throw usage_error(
+          fmt::format("-d {}: {} has {} NIC(s), {} has {}: rail k must exist on every node; name the "
+                      "NICs every node has with -d A,B",
+                      o.ib_dev, n.host, n.nics, most->second.host, most->second.nics));
+    }
+    if (static_cast<int>(n.used.size()) < n.nics) {
+      std::vector<int> idle;
+      for (int k = 0; k < n.nics; ++k)
+        if (!n.used.contains(k)) idle.push_back(k);
+      throw usage_error(fmt::format(
+          "-d {}: {} runs {} rank(s) for its {} NICs, so rail(s) {} get none; run at least {} ranks per node "
+          "(mpirun --map-by ppr:{}:node, srun --ntasks-per-node={}), fix --nic-map, or name fewer NICs with -d",
+          o.ib_dev, n.host, n.ranks, n.nics, fmt::join(idle, ","), n.nics, n.nics, n.nics));
+    }
+  }
 }
 
 bool share_cpu(const rank_info& a, const rank_info& b) {

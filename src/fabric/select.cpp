@@ -47,12 +47,13 @@ std::string no_device_message() {
          "tools/softroce-vm -- mpirun -np 4 build/rdmamesh";
 }
 
-std::vector<device_desc> discover(const std::string& only) {
+std::vector<device_desc> discover(const std::vector<std::string>& only) {
   std::vector<device_desc> out;
   for (const auto& name : verbs::device_names()) {
     device_desc d;
     d.name = name;
-    if (!only.empty() && name != only) {  // listed by name only, for "pick one of ..." messages
+    if (!only.empty() &&
+        std::ranges::find(only, name) == only.end()) {  // listed by name only, for "pick one of ..." messages
       out.push_back(std::move(d));
       continue;
     }
@@ -190,7 +191,91 @@ void choose_gid(const port_desc& port, const options& o, port_choice& c) {
   }
 }
 
+// Natural order: the digits of a name compare as numbers (mlx5_2 before mlx5_10).
+bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  const auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      std::size_t ie = i, je = j;
+      while (ie < a.size() && digit(a[ie])) ++ie;
+      while (je < b.size() && digit(b[je])) ++je;
+      const auto na = std::stoull(a.substr(i, std::min<std::size_t>(ie - i, 18)));
+      const auto nb = std::stoull(b.substr(j, std::min<std::size_t>(je - j, 18)));
+      if (na != nb) return na < nb;
+      i = ie;
+      j = je;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+bool usable(const device_desc& d, int port) {
+  return std::ranges::any_of(
+      d.ports, [&](const port_desc& p) { return (port == 0 || p.port == port) && p.state == IBV_PORT_ACTIVE; });
+}
+
 }  // namespace
+
+std::vector<std::string> named_devices(const options& o) {
+  if (o.ib_dev.empty() || o.ib_dev == "all") return {};
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t comma = o.ib_dev.find(',', pos);
+    out.push_back(o.ib_dev.substr(pos, comma - pos));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  for (const auto& name : out) {
+    if (name.empty() || name == "all" || name == "auto") {
+      throw usage_error(
+          fmt::format("-d {}: give auto, all, or device names separated by commas (-d mlx5_0,mlx5_1)", o.ib_dev));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> nic_candidates(const std::vector<device_desc>& devices, const options& o,
+                                        const std::string& host) {
+  std::vector<std::string> names;
+  for (const auto& d : devices) names.push_back(d.name);
+  std::ranges::sort(names, natural_less);
+  const auto find = [&](const std::string& name) { return std::ranges::find(devices, name, &device_desc::name); };
+  const std::string where = host.empty() ? std::string() : fmt::format(" on {}", host);
+  std::vector<std::string> out;
+  if (o.ib_dev.empty()) {  // auto: what can carry traffic
+    for (const auto& n : names) {
+      if (usable(*find(n), o.ib_port)) out.push_back(n);
+    }
+    return out;
+  }
+  if (devices.empty())
+    throw usage_error(fmt::format("-d {}: no RDMA device{}; {}", o.ib_dev, where, no_device_message()));
+  out = o.ib_dev == "all" ? names : named_devices(o);
+  for (const auto& n : out) {
+    const auto it = find(n);
+    if (it == devices.end()) {
+      throw usage_error(
+          fmt::format("RDMA device '{}' not found{}; pick from {} with -d/--ib-dev", n, where, fmt::join(names, ", ")));
+    }
+    if (std::ranges::count(out, n) > 1) {
+      throw usage_error(fmt::format("-d {}: {} is listed twice; name each NIC once (rail k = the k-th)", o.ib_dev, n));
+    }
+    if (!it->ports.empty() && !usable(*it, o.ib_port)) {
+      throw usage_error(fmt::format(
+          "{}{} has no ACTIVE port{} (ports: {}); bring the link up (`rdma link`, `ibv_devinfo`) or leave it out of "
+          "-d ({})",
+          n, where, o.ib_port ? fmt::format(" {}", o.ib_port) : std::string(), port_list(*it),
+          o.ib_dev == "all" ? "list the NICs to test instead of all" : "name the others"));
+    }
+  }
+  return out;
+}
 
 port_choice choose_port(const std::vector<device_desc>& devices, const options& o) {
   if (devices.empty() && o.ib_dev.empty()) throw usage_error(no_device_message());

@@ -61,6 +61,11 @@ std::string format_placement(std::size_t rank, const fabric::rank_info& r, bool 
   }
   out += r.numa >= 0 ? fmt::format("  numa {}{}", r.numa, r.mem_on_numa ? "" : " (memory not bound)") : "";
   if (with_device) out += fmt::format("  device {}", where(r));
+  // several NICs on the node: which rail, and why this one
+  if (r.nics > 1) {
+    out +=
+        fmt::format("  rail {} of {} ({})", r.rail, r.nics, fabric::to_string(static_cast<fabric::nic_how>(r.nic_how)));
+  }
   return out + "\n";
 }
 
@@ -88,9 +93,10 @@ std::string format_header(const options& o, std::span<const fabric::rank_info> r
   }
   std::vector<std::string_view> patterns;
   for (auto p : o.patterns) patterns.push_back(to_string(p));
-  out += fmt::format("# mode {}  op {}  pattern {}{}{}  qps/peer {}\n", to_string(o.mode), to_string(o.op),
+  out += fmt::format("# mode {}  op {}  pattern {}{}{}{}  qps/peer {}\n", to_string(o.mode), to_string(o.op),
                      fmt::join(patterns, ","), o.bidirectional ? " (bidirectional)" : "",
-                     o.target >= 0 ? fmt::format(" (target {})", o.target) : "", o.qps);
+                     o.target >= 0 ? fmt::format(" (target {})", o.target) : "",
+                     o.rails == rails_kind::aligned ? " (rails aligned: same-rail pairs only)" : "", o.qps);
   out += fmt::format("# tx_depth {}  rx_depth {}  post_list {}  cq_mod {}  inline up to {} B\n", o.tx_depth,
                      o.rx_depth ? fmt::format("{}", o.rx_depth) : std::string("auto"), o.post_list,
                      o.cq_mod ? fmt::format("{}", o.cq_mod) : std::string("auto (100, 1 above 8K)"), inline_size);
@@ -324,6 +330,22 @@ std::string node_name(std::int32_t node, std::span<const fabric::rank_info> rank
 
 }  // namespace
 
+std::vector<std::size_t> nic_ranks(std::int32_t node, std::int32_t rail, std::span<const fabric::rank_info> ranks) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i].node == node && ranks[i].rail == rail) out.push_back(i);
+  }
+  return out;
+}
+
+std::string nic_subject(std::int32_t node, std::int32_t rail, std::span<const fabric::rank_info> ranks) {
+  const auto on = nic_ranks(node, rail, ranks);
+  if (on.empty()) return fmt::format("NIC of rail {} of node {}", rail, node);
+  const auto& r = ranks[on.front()];
+  return fmt::format("NIC {} (rail {}) of {} (rank{} {})", fabric::text(r.device), rail, fabric::text(r.host),
+                     on.size() > 1 ? "s" : "", fmt::join(on, ","));
+}
+
 std::string uplink_subject(std::int32_t sw, std::int32_t same, std::span<const std::string> uplinks) {
   const auto name = [&](std::int32_t s) {
     return s >= 0 && static_cast<std::size_t>(s) < uplinks.size() ? uplinks[static_cast<std::size_t>(s)]
@@ -353,6 +375,8 @@ std::string cause_line(const stats::outlier& o, const stats::outlier_report& rep
       return fmt::format("{} uplink {}: {} {}; {}", prefix, uplink_subject(o.node, o.peer, uplinks),
                          fmt::join(parts, " and "), of, count);
     }
+    case stats::outlier_kind::nic:
+      return fmt::format("{} {}: {}; {}", prefix, nic_subject(o.node, o.peer, ranks), sides(o, "its", of), count);
     case stats::outlier_kind::rank:
       return fmt::format("{} {}: {}; {}", prefix, who(o.rank), sides(o, "its", of), count);
     case stats::outlier_kind::link:

@@ -187,6 +187,11 @@ void write_rank_columns(hid_t g, std::span<const fabric::rank_info> ranks) {
   int32("pu", &rank_info::pu);
   int32("numa", &rank_info::numa);
   int32("mem_on_numa", &rank_info::mem_on_numa);
+  int32("rail", &rank_info::rail);
+  int32("nics", &rank_info::nics);
+  write_column(g, "nic_chosen", ranks, [](const rank_info& r) {
+    return std::string(fabric::to_string(static_cast<fabric::nic_how>(r.nic_how)));
+  });
 }
 
 }  // namespace

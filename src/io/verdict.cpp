@@ -54,6 +54,7 @@ std::string subject(const stats::folded_cause& c, std::span<const fabric::rank_i
     case stats::outlier_kind::node:
       return fmt::format("node {} (ranks {})", host_of_node(c.node, ranks), fmt::join(ranks_on(c.node, ranks), ","));
     case stats::outlier_kind::rank: return rank_name(c.rank, ranks);
+    case stats::outlier_kind::nic: return nic_subject(c.node, c.peer, ranks);
     case stats::outlier_kind::link:
       return fmt::format("link {} -> {}", rank_name(c.rank, ranks), rank_name(c.peer, ranks));
     case stats::outlier_kind::failed:
@@ -101,7 +102,7 @@ std::string cause_sentence(const stats::folded_cause& c, const stats::job_verdic
   if (c.basis == stats::outlier_basis::retest) {
     s += fmt::format("; {} pair(s) still slow alone, {} fine", c.pairs, c.fine);
   } else if (c.kind == stats::outlier_kind::node || c.kind == stats::outlier_kind::rank ||
-             c.kind == stats::outlier_kind::uplink) {
+             c.kind == stats::outlier_kind::uplink || c.kind == stats::outlier_kind::nic) {
     s += fmt::format("; {} slow pair(s), {} fine", c.pairs, c.fine);
   }
   if (c.basis == stats::outlier_basis::expect) s += fmt::format(" (below --expect {})", format_rate(expect_bps));
@@ -139,10 +140,18 @@ std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<co
 std::vector<drain> drains(const stats::job_verdict& v, std::span<const fabric::rank_info> ranks, double expect_bps) {
   std::vector<drain> out;
   for (const auto& c : v.causes) {
-    if (!c.counted || (c.kind != stats::outlier_kind::node && c.kind != stats::outlier_kind::rank)) continue;
+    // a NIC's node is drained: Slurm drains nodes, and the reason names the NIC to replace
+    if (!c.counted || (c.kind != stats::outlier_kind::node && c.kind != stats::outlier_kind::rank &&
+                       c.kind != stats::outlier_kind::nic))
+      continue;
     const std::string node = host_of_node(c.node, ranks);
     if (std::any_of(out.begin(), out.end(), [&](const drain& d) { return d.node == node; })) continue;
-    const std::string who = c.kind == stats::outlier_kind::rank ? fmt::format("rank {}: ", c.rank) : "";
+    std::string who = c.kind == stats::outlier_kind::rank ? fmt::format("rank {}: ", c.rank) : "";
+    if (c.kind == stats::outlier_kind::nic) {
+      const auto on = nic_ranks(c.node, c.peer, ranks);
+      who = fmt::format("NIC {} (rail {}): ", on.empty() ? "?" : std::string(fabric::text(ranks[on.front()].device)),
+                        c.peer);
+    }
     out.push_back({node, fmt::format("rdmamesh: {}{} {}", who, figures(c, expect_bps), in_runs(c, v))});
   }
   return out;
@@ -163,7 +172,9 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
            {"fine", c.fine}};
     std::vector<std::size_t> members;
     if (c.kind == stats::outlier_kind::node) members = ranks_on(c.node, ranks);
-    const bool pair = c.kind != stats::outlier_kind::uplink;  // an uplink's peer is a switch
+    if (c.kind == stats::outlier_kind::nic) members = nic_ranks(c.node, c.peer, ranks);
+    // an uplink's peer is a switch, a NIC's its rail
+    const bool pair = c.kind != stats::outlier_kind::uplink && c.kind != stats::outlier_kind::nic;
     if (c.rank >= 0) members.push_back(static_cast<std::size_t>(c.rank));
     if (pair && c.peer >= 0) members.push_back(static_cast<std::size_t>(c.peer));
     json nodes = json::array(), devices = json::array();
@@ -174,6 +185,7 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
       if (std::find(devices.begin(), devices.end(), dev) == devices.end()) devices.push_back(dev);
     }
     if (c.kind == stats::outlier_kind::uplink) j["uplink"] = uplink_subject(c.node, c.peer, ctx.uplinks);
+    if (c.kind == stats::outlier_kind::nic) j["rail"] = c.peer;
     j["ranks"] = members;
     j["nodes"] = nodes;
     j["devices"] = devices;

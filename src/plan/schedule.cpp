@@ -92,24 +92,48 @@ round_role schedule::role(std::uint32_t round, std::uint32_t rank) const {
   return r;
 }
 
-int subset_schedule::virtual_target(const std::vector<std::uint32_t>& members, int target) {
-  if (target < 0) return -1;
-  const auto it = std::find(members.begin(), members.end(), static_cast<std::uint32_t>(target));
-  if (it == members.end()) throw usage_error(fmt::format("--target {} is not an active rank", target));
-  return static_cast<int>(it - members.begin());
-}
-
 subset_schedule::subset_schedule(pattern_kind p, std::vector<std::uint32_t> members, std::uint32_t n_total,
                                  bool bidirectional, int target)
-    : members_(std::move(members)),
-      index_(n_total, -1),
-      inner_(p, static_cast<std::uint32_t>(members_.size()), bidirectional, virtual_target(members_, target)) {
-  for (std::size_t i = 0; i < members_.size(); ++i) index_[members_[i]] = static_cast<int>(i);
+    : pattern_(p), index_(n_total, -1), group_of_(n_total, -1) {
+  if (target >= 0 && std::find(members.begin(), members.end(), static_cast<std::uint32_t>(target)) == members.end()) {
+    throw usage_error(fmt::format("--target {} is not an active rank", target));
+  }
+  add_group(std::move(members), bidirectional, target);
+}
+
+subset_schedule::subset_schedule(pattern_kind p, const std::vector<std::vector<std::uint32_t>>& groups,
+                                 std::uint32_t n_total, bool bidirectional, int target)
+    : pattern_(p), index_(n_total, -1), group_of_(n_total, -1) {
+  bool found = target < 0;
+  for (const auto& g : groups) {
+    const bool has = target >= 0 && std::find(g.begin(), g.end(), static_cast<std::uint32_t>(target)) != g.end();
+    found = found || has;
+    if (g.size() >= 2 && (target < 0 || has)) add_group(g, bidirectional, target);
+  }
+  if (!found) throw usage_error(fmt::format("--target {} is not an active rank", target));
+  std::sort(members_.begin(), members_.end());
+}
+
+void subset_schedule::add_group(std::vector<std::uint32_t> members, bool bidirectional, int target) {
+  int virtual_target = -1;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    index_[members[i]] = static_cast<int>(i);
+    group_of_[members[i]] = static_cast<int>(groups_.size());
+    if (static_cast<int>(members[i]) == target) virtual_target = static_cast<int>(i);
+    members_.push_back(members[i]);
+  }
+  schedule inner(pattern_, static_cast<std::uint32_t>(members.size()), bidirectional, virtual_target);
+  rounds_ = std::max(rounds_, inner.rounds());
+  groups_.push_back({std::move(members), inner});
 }
 
 subset_schedule::subset_schedule(std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> rounds,
                                  std::uint32_t n_total)
-    : index_(n_total, -1), inner_(pattern_kind::pairs, 2), listed_(std::move(rounds)) {
+    : pattern_(pattern_kind::pairs),
+      rounds_(static_cast<std::uint32_t>(rounds.size())),
+      index_(n_total, -1),
+      group_of_(n_total, -1),
+      listed_(std::move(rounds)) {
   for (const auto& round : listed_) {
     for (const auto& [a, b] : round) {
       for (auto r : {a, b}) {
@@ -134,9 +158,11 @@ round_role subset_schedule::role(std::uint32_t round, std::uint32_t rank) const 
     return r;
   }
   if (rank >= index_.size() || index_[rank] < 0) return {};
-  round_role r = inner_.role(round, static_cast<std::uint32_t>(index_[rank]));
-  for (auto& p : r.send_to) p = members_[p];
-  for (auto& p : r.recv_from) p = members_[p];
+  const group& g = groups_[static_cast<std::size_t>(group_of_[rank])];
+  if (round >= g.inner.rounds()) return {};  // a smaller group's pattern is over
+  round_role r = g.inner.role(round, static_cast<std::uint32_t>(index_[rank]));
+  for (auto& p : r.send_to) p = g.members[p];
+  for (auto& p : r.recv_from) p = g.members[p];
   return r;
 }
 

@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <set>
 #include <utility>
 
 namespace rdmamesh::stats {
@@ -28,9 +29,14 @@ struct evidence {
 };
 
 evidence gather(const run_matrices& m, std::uint64_t size, std::span<const std::int32_t> node_of,
-                std::span<const switch_group> uplinks, bool counted, std::uint64_t max_quantum) {
+                std::span<const switch_group> uplinks, std::span<const nic_group> nics, bool counted,
+                std::uint64_t max_quantum) {
   evidence ev;
   const std::uint32_t n = ev.n = m.tx_bw.n;
+  std::vector<std::int32_t> rail(n, -1);
+  for (const auto& g : nics)
+    for (std::uint32_t r = 0; r < n && r < g.members.size(); ++r)
+      if (g.members[r]) rail[r] = g.rail;
   const std::size_t nn = std::size_t{n} * n;
   ev.judged.assign(nn, 0);
   ev.log_bw.assign(nn, nan);
@@ -49,6 +55,8 @@ evidence gather(const run_matrices& m, std::uint64_t size, std::span<const std::
       // a pair through the spine is compared with pairs through the spine: crossing switches
       // costs what it costs (oversubscribed uplinks, in the emulation each bridge's CPU)
       for (const auto& u : uplinks) ev.cls[i] += ev.cls[i] > 0 && u.members.size() == n && u.members[a] != u.members[b];
+      // ... and a pair across rails with pairs across rails (a key of its own, beside the uplinks')
+      ev.cls[i] += ev.cls[i] > 0 && rail[a] != rail[b] ? 16 : 0;
       ev.expected[i] = secs / static_cast<double>(size);
       if (m.tx_msgs.v[i] > 0) q = std::gcd(q, m.tx_msgs.v[i]);
     }
@@ -177,7 +185,7 @@ struct candidate {
 };
 
 std::vector<candidate> candidates(std::uint32_t n, std::span<const std::int32_t> node_of,
-                                  std::span<const switch_group> uplinks) {
+                                  std::span<const switch_group> uplinks, std::span<const nic_group> nics) {
   std::vector<candidate> out;
   for (const auto& u : uplinks) {
     const auto under = std::count(u.members.begin(), u.members.end(), 1);
@@ -201,6 +209,11 @@ std::vector<candidate> candidates(std::uint32_t n, std::span<const std::int32_t>
   }
   if (nodes.size() > 1) {
     for (auto& [node, m] : nodes) out.push_back({outlier_kind::node, node, -1, m, true});
+  }
+  // a NIC before its ranks: on a tie (one rank per NIC) the NIC is named, what is replaced. Its
+  // pairs to its node's other NICs cross it too (they leave through its port), unlike a node's
+  for (const auto& g : nics) {
+    if (g.members.size() == n) out.push_back({outlier_kind::nic, g.node, -1, g.members, false, g.rail});
   }
   for (std::uint32_t r = 0; r < n; ++r) {
     std::vector<std::uint8_t> m(n, 0);
@@ -344,7 +357,9 @@ std::vector<outlier> cover(std::vector<candidate> cands, outlier_basis basis, Ev
   // with switches, a cause is worth its slow pairs less its fine ones: an uplink whose named side
   // is half a sick node's pairs and half its healthy neighbour's explains that node worse than
   // the node does (a shaped port once read as its leaf's uplink, 11 slow pairs and 5 fine)
-  const bool switches = std::ranges::any_of(cands, [](const candidate& c) { return c.kind == outlier_kind::uplink; });
+  // (and with NICs: a node whose one NIC of two is slow holds as many fine pairs as slow ones)
+  const bool switches = std::ranges::any_of(
+      cands, [](const candidate& c) { return c.kind == outlier_kind::uplink || c.kind == outlier_kind::nic; });
   const auto worth = [&](const verdict& v) {
     return static_cast<std::int64_t>(v.explains) - (switches ? static_cast<std::int64_t>(v.fine) : 0);
   };
@@ -404,7 +419,8 @@ void add_failed(const run_matrices& m, outlier_report& out) {
 // --expect: pairs below the floor, named by the same cover (no noise test: the floor is the
 // user's); most of the run below it is the fabric as a whole.
 std::vector<outlier> below_floor(const evidence& ev, const run_matrices& m, std::span<const std::int32_t> node_of,
-                                 std::span<const switch_group> uplinks, double floor, mask& covered) {
+                                 std::span<const switch_group> uplinks, std::span<const nic_group> nics, double floor,
+                                 mask& covered) {
   const std::size_t nn = ev.judged.size();
   std::vector<std::uint8_t> below(nn, 0);
   std::vector<double> ratio(nn, nan), all;
@@ -424,7 +440,7 @@ std::vector<outlier> below_floor(const evidence& ev, const run_matrices& m, std:
     return {{outlier_kind::fabric, outlier_basis::expect, -1, -1, -1, pct, nan, under, judged - under}};
   }
   auto found = cover(
-      candidates(ev.n, node_of, uplinks), outlier_basis::expect,
+      candidates(ev.n, node_of, uplinks, nics), outlier_basis::expect,
       [&](const candidate& c, const mask& cov, const mask& expl) {
         return against_floor(ev, c, cov, expl, below, ratio);
       },
@@ -443,6 +459,24 @@ std::vector<outlier> below_floor(const evidence& ev, const run_matrices& m, std:
 
 }  // namespace
 
+std::vector<nic_group> nic_groups(std::span<const std::int32_t> node_of, std::span<const std::int32_t> rail_of) {
+  const std::size_t n = std::min(node_of.size(), rail_of.size());
+  std::map<std::pair<std::int32_t, std::int32_t>, std::vector<std::uint8_t>> by;  // (node, rail) -> ranks
+  std::map<std::int32_t, std::set<std::int32_t>> rails_of_node;
+  for (std::size_t r = 0; r < n; ++r) {
+    if (rail_of[r] < 0) continue;
+    auto& m = by[{node_of[r], rail_of[r]}];
+    m.resize(n, 0);
+    m[r] = 1;
+    rails_of_node[node_of[r]].insert(rail_of[r]);
+  }
+  std::vector<nic_group> out;
+  for (auto& [key, m] : by) {
+    if (rails_of_node[key.first].size() >= 2) out.push_back({key.first, key.second, std::move(m)});
+  }
+  return out;
+}
+
 const char* to_string(outlier_kind k) {
   switch (k) {
     case outlier_kind::node: return "node";
@@ -451,6 +485,7 @@ const char* to_string(outlier_kind k) {
     case outlier_kind::failed: return "failed";
     case outlier_kind::fabric: return "fabric";
     case outlier_kind::uplink: return "uplink";
+    case outlier_kind::nic: return "nic";
   }
   return "?";
 }
@@ -529,12 +564,13 @@ link_noise residuals(const evidence& ev, const mask& rest, const std::vector<dou
 }
 
 outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
-                             const finder_settings& s, std::span<const switch_group> uplinks) {
+                             const finder_settings& s, std::span<const switch_group> uplinks,
+                             std::span<const nic_group> nics) {
   outlier_report out;
   out.expect_bps = s.expect_bps;
   out.threshold_pct = nan;  // until the run's noise is measured
   add_failed(m, out);
-  const evidence ev = gather(m, msg_size, node_of, uplinks, s.counted, s.max_quantum);
+  const evidence ev = gather(m, msg_size, node_of, uplinks, nics, s.counted, s.max_quantum);
   std::vector<double> all;
   for (std::size_t i = 0; i < ev.judged.size(); ++i) {
     if (ev.judged[i]) all.push_back(m.tx_bw.v[i]);
@@ -563,12 +599,12 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
 
   mask covered(ev.judged.size(), 0);
   if (s.expect_bps > 0) {
-    for (auto& o : below_floor(ev, m, node_of, uplinks, s.expect_bps, covered)) out.found.push_back(o);
+    for (auto& o : below_floor(ev, m, node_of, uplinks, nics, s.expect_bps, covered)) out.found.push_back(o);
   }
   if (out.too_few_msgs || out.too_short) return out;  // an absolute floor holds; the noise cannot be told
   // each candidate against the judged pairs that touch neither it nor a cause already named
   for (auto& o : cover(
-           candidates(ev.n, node_of, uplinks), outlier_basis::noise,
+           candidates(ev.n, node_of, uplinks, nics), outlier_basis::noise,
            [&](const candidate&c, const mask&cov, const mask&expl) { return against_noise(ev, c, cov, expl, s); },
            covered)) {
     out.found.push_back(o);

@@ -24,10 +24,11 @@ int rank_of(outlier_kind k) {
     case outlier_kind::fabric: return 1;
     case outlier_kind::uplink: return 2;
     case outlier_kind::node: return 3;
-    case outlier_kind::rank: return 4;
-    case outlier_kind::link: return 5;
+    case outlier_kind::nic: return 4;
+    case outlier_kind::rank: return 5;
+    case outlier_kind::link: return 6;
   }
-  return 6;
+  return 7;
 }
 
 }  // namespace
@@ -175,12 +176,18 @@ std::vector<folded_cause> candidates(const alone_evidence& e, std::span<const ju
   return out;
 }
 
-// The ranks a rank or node cause stands for (none for other kinds).
-std::vector<std::int32_t> ranks_of(const folded_cause& c, std::span<const std::int32_t> node_of) {
+// The ranks a rank, NIC or node cause stands for (none for other kinds).
+std::vector<std::int32_t> ranks_of(const folded_cause& c, std::span<const std::int32_t> node_of,
+                                   std::span<const nic_group> nics) {
   std::vector<std::int32_t> out;
   if (c.kind == outlier_kind::rank) out.push_back(c.rank);
   for (std::size_t i = 0; c.kind == outlier_kind::node && i < node_of.size(); ++i)
     if (node_of[i] == c.node) out.push_back(static_cast<std::int32_t>(i));
+  for (const auto& g : nics) {
+    if (c.kind != outlier_kind::nic || g.node != c.node || g.rail != c.peer) continue;
+    for (std::size_t i = 0; i < g.members.size(); ++i)
+      if (g.members[i]) out.push_back(static_cast<std::int32_t>(i));
+  }
   return out;
 }
 
@@ -190,23 +197,25 @@ std::vector<std::int32_t> ranks_of(const folded_cause& c, std::span<const std::i
 // rank receiving from that node once read slow beside it on pairs from it), and so on.
 std::vector<folded_cause> slow_alone(alone_evidence e, std::span<const judged_run> jobs,
                                      std::span<const std::int32_t> node_of, std::set<std::int32_t> culprits) {
+  // retest causes are ranks and nodes: a NIC's ranks are found as ranks here
   std::vector<folded_cause> out;
   for (;;) {
     e.forget(culprits, node_of);
     auto found = candidates(e, jobs, node_of);
     if (found.empty()) return out;
     auto best = std::ranges::max_element(found, {}, &folded_cause::pairs);
-    for (auto r : ranks_of(*best, node_of)) culprits.insert(r);
+    for (auto r : ranks_of(*best, node_of, {})) culprits.insert(r);
     out.push_back(std::move(*best));
   }
 }
 
-// The ranks of the counted rank and node causes.
-std::set<std::int32_t> culprits_of(const auto& by, std::span<const std::int32_t> node_of) {
+// The ranks of the counted rank, NIC and node causes.
+std::set<std::int32_t> culprits_of(const auto& by, std::span<const std::int32_t> node_of,
+                                   std::span<const nic_group> nics) {
   std::set<std::int32_t> out;
   for (const auto& [k, c] : by) {
     if (!c.counted) continue;
-    for (auto r : ranks_of(c, node_of)) out.insert(r);
+    for (auto r : ranks_of(c, node_of, nics)) out.insert(r);
   }
   return out;
 }
@@ -214,7 +223,7 @@ std::set<std::int32_t> culprits_of(const auto& by, std::span<const std::int32_t>
 }  // namespace
 
 job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t> node_of,
-                 std::span<const switch_group> uplinks) {
+                 std::span<const switch_group> uplinks, std::span<const nic_group> nics) {
   job_verdict v;
   using key = std::tuple<outlier_kind, outlier_basis, std::int32_t, std::int32_t, std::int32_t>;
   std::map<key, folded_cause> by;
@@ -258,7 +267,7 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
   const auto cleared_cause = [&](const folded_cause& c) {
     const bool sends = !std::isnan(c.send_lo), receives = !std::isnan(c.recv_lo);
     if (!sends && !receives) return false;
-    const auto ranks = ranks_of(c, node_of);
+    const auto ranks = ranks_of(c, node_of, nics);
     return !ranks.empty() && std::ranges::all_of(ranks, [&](std::int32_t r) {
       return (!sends || cleared_side(r, true)) && (!receives || cleared_side(r, false));
     });
@@ -274,8 +283,8 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
     c.counted = c.kind == outlier_kind::failed ||
                 (suspect ? confirmed.contains(pair_key{c.rank, c.peer}) || (most && c.runs.size() >= 2) : most) ||
                 (c.kind == outlier_kind::rank && confirmed_sends(c.rank) >= 2);
-    if ((c.kind == outlier_kind::rank || c.kind == outlier_kind::node) && c.basis == outlier_basis::noise &&
-        cleared_cause(c)) {
+    if ((c.kind == outlier_kind::rank || c.kind == outlier_kind::node || c.kind == outlier_kind::nic) &&
+        c.basis == outlier_basis::noise && cleared_cause(c)) {
       c.counted = false;
       c.cleared = true;
     }
@@ -285,7 +294,8 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
   const auto node_counted = [&](std::int32_t node) {
     return node >= 0 && std::ranges::any_of(by, [&](const auto& e) {
              const folded_cause& c = e.second;
-             return c.counted && c.node == node && (c.kind == outlier_kind::node || c.kind == outlier_kind::rank);
+             return c.counted && c.node == node &&
+                    (c.kind == outlier_kind::node || c.kind == outlier_kind::rank || c.kind == outlier_kind::nic);
            });
   };
   // the pairs through a counted uplink are its evidence, either way (its acknowledgements);
@@ -304,7 +314,7 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
   };
   for (auto* m : {&alone.slow, &alone.fine})
     std::erase_if(*m, [&](const auto& e) { return through(e.first.first, e.first.second); });
-  for (auto& a : slow_alone(alone, runs, node_of, culprits_of(by, node_of))) {
+  for (auto& a : slow_alone(alone, runs, node_of, culprits_of(by, node_of, nics))) {
     if (node_counted(a.node) && a.kind == outlier_kind::node) continue;
     bool named = false;
     for (auto& [k, c] : by) {
@@ -317,7 +327,7 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
     if (!named && !covered) by.try_emplace(key{a.kind, a.basis, a.node, a.rank, a.peer}, std::move(a));
   }
   // a link that touches a counted rank or node is that cause's, named once (as the rank or node)
-  const std::set<std::int32_t> culprits = culprits_of(by, node_of);
+  const std::set<std::int32_t> culprits = culprits_of(by, node_of, nics);
   for (auto& [k, c] : by) {
     if (c.kind == outlier_kind::link &&
         (culprits.contains(c.rank) || culprits.contains(c.peer) || through(c.rank, c.peer)))

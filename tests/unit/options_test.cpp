@@ -200,3 +200,16 @@ TEST_CASE("the most partners of a round: what --connect round holds per rank") {
   CHECK(o.max_partners(8) == 7);  // the incast target hears from every rank
   CHECK(o.max_partners(1) == 0);
 }
+
+TEST_CASE("--rails aligned connects round by round; --connect all with it is refused; --nic-map is a list") {
+  const auto out = parse({"-d", "all", "--rails", "aligned", "--nic-map", "0,1,mlx5_3"});
+  REQUIRE(out.opts.has_value());
+  CHECK(out.opts->rails == rails_kind::aligned);
+  CHECK(out.opts->connect == connect_kind::round);  // cross-rail peers may have no path: never connected
+  CHECK(out.opts->nic_map == std::vector<std::string>{"0", "1", "mlx5_3"});
+  CHECK(out.opts->ib_dev == "all");
+  const auto both = parse({"--rails", "aligned", "--connect", "all"});
+  CHECK(both.exit_code == exit_usage);
+  CHECK(both.text.find("drop --connect all") != std::string::npos);
+  CHECK(parse({"--rails", "sideways"}).exit_code == exit_usage);
+}

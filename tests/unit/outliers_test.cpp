@@ -465,3 +465,30 @@ TEST_CASE("--topology: an uplink slow one way is one cause, though its acknowled
   CHECK(rep.found[0].node == 0);
   CHECK(std::isnan(rep.found[0].recv_pct));
 }
+
+TEST_CASE("two NICs per node: one NIC's sends slow names that NIC, not its node or rank; both NICs slow, the node") {
+  // 3 nodes x 2 NICs, one rank per NIC: rank 2k on rail 0, rank 2k + 1 on rail 1 of node k
+  const std::vector<std::int32_t> rail_of{0, 1, 0, 1, 0, 1};
+  const auto nics = nic_groups(nodes_of(3, 2), rail_of);
+  REQUIRE(nics.size() == 6);
+  for (bool both : {false, true}) {
+    CAPTURE(both);
+    run r(6, nodes_of(3, 2));
+    r.jitter(0.08);
+    for (std::uint32_t a : both ? std::vector<std::uint32_t>{2, 3} : std::vector<std::uint32_t>{3}) {
+      for (std::uint32_t b : {0u, 1u, 4u, 5u}) r.scale(a, b, 0.5);
+    }
+    const auto rep = find_outliers(r.m, size, r.node_of, {.slow_pct = 90, .counted = true}, {}, nics);
+    REQUIRE(named(rep) == 1);
+    const auto& o = rep.found[0];
+    CHECK(o.kind == (both ? outlier_kind::node : outlier_kind::nic));
+    CHECK(o.node == 1);
+    if (!both) {
+      CHECK(o.peer == 1);  // its rail
+      CHECK(o.pairs == 4);
+    }
+    CHECK(o.send_pct == doctest::Approx(50).epsilon(0.15));
+  }
+  // a node that drives one NIC has no NIC apart from itself
+  CHECK(nic_groups(nodes_of(3, 2), std::vector<std::int32_t>{0, 0, 0, 1, 0, 0}).size() == 2);
+}

@@ -3,11 +3,13 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 
 #include "rdmamesh/fabric/placement.hpp"
 #include "rdmamesh/fabric/rank_info.hpp"
 #include "rdmamesh/fabric/topology.hpp"
+#include "rdmamesh/util/error.hpp"
 
 using namespace rdmamesh;
 using fabric::bound_by;
@@ -59,7 +61,7 @@ TEST_CASE("--bind nic with a NIC near package 1: its cores first, then the other
   const topo_desc t = machine({{"mlx5_0", 1}});
   std::set<int> used;
   for (int r = 0; r < 32; ++r) {
-    const auto p = fabric::place(t, r, 32, bind_kind::nic, "");
+    const auto p = fabric::place(t, r, 32, bind_kind::nic);
     CAPTURE(r);
     REQUIRE(p.source == bound_by::rdmamesh);
     CHECK(used.insert(p.core).second);                   // a core of its own
@@ -74,20 +76,20 @@ TEST_CASE("--bind nic with a NIC near package 1: its cores first, then the other
 
 TEST_CASE("more ranks than cores: cores are reused in the same order and the rank is told") {
   const topo_desc t = machine({{"mlx5_0", 0}});
-  const auto first = fabric::place(t, 0, 40, bind_kind::nic, "");
-  const auto wrapped = fabric::place(t, 32, 40, bind_kind::nic, "");
+  const auto first = fabric::place(t, 0, 40, bind_kind::nic);
+  const auto wrapped = fabric::place(t, 32, 40, bind_kind::nic);
   CHECK(wrapped.core == first.core);
   CHECK(wrapped.more_ranks_than_cores);
 }
 
 TEST_CASE("--bind core: cores in topology order, regardless of the NIC") {
   const topo_desc t = machine({{"mlx5_0", 1}});
-  for (int r = 0; r < 4; ++r) CHECK(fabric::place(t, r, 4, bind_kind::core, "").core == r);
+  for (int r = 0; r < 4; ++r) CHECK(fabric::place(t, r, 4, bind_kind::core).core == r);
 }
 
 TEST_CASE("--bind none: nothing bound, every allowed CPU kept") {
   const topo_desc t = machine({{"mlx5_0", 1}});
-  const auto p = fabric::place(t, 3, 4, bind_kind::none, "");
+  const auto p = fabric::place(t, 3, 4, bind_kind::none);
   CHECK(p.source == bound_by::none);
   CHECK(p.core == -1);
   CHECK(p.cpus.size() == 64);
@@ -97,14 +99,14 @@ TEST_CASE("a launcher's binding is kept and reported, whatever --bind says") {
   topo_desc t = machine({{"mlx5_0", 1}});
   t.bound_pus = core(t, 5).pus;  // e.g. srun --cpu-bind=cores put the rank on core 5
   for (bind_kind b : {bind_kind::nic, bind_kind::core, bind_kind::none}) {
-    const auto p = fabric::place(t, 0, 4, b, "");
+    const auto p = fabric::place(t, 0, 4, b);
     CHECK(p.source == bound_by::launcher);
     CHECK(p.core == 5);
     CHECK(p.cpus == core(t, 5).pus);
     CHECK(p.numa == core(t, 5).numa);
   }
   t.bound_pus = pus_of_package(t, 0);  // mpirun --bind-to socket: several cores, one package
-  const auto socket = fabric::place(t, 0, 4, bind_kind::nic, "");
+  const auto socket = fabric::place(t, 0, 4, bind_kind::nic);
   CHECK(socket.source == bound_by::launcher);
   CHECK(socket.core == -1);
   CHECK(socket.cpus.size() == 32);
@@ -114,7 +116,7 @@ TEST_CASE("an allocation (cgroup) narrower than the machine is not a launcher bi
   topo_desc t = machine({{"mlx5_0", 1}});
   t.allowed_pus = pus_of_package(t, 1);
   t.bound_pus = t.allowed_pus;
-  const auto p = fabric::place(t, 0, 2, bind_kind::core, "");
+  const auto p = fabric::place(t, 0, 2, bind_kind::core);
   CHECK(p.source == bound_by::rdmamesh);
   CHECK(core(t, p.core).package == 1);  // only cores the process may use
 }
@@ -123,8 +125,11 @@ TEST_CASE("two NICs near different packages: ranks alternate NICs and each takes
   const topo_desc t = machine({{"mlx5_0", 0}, {"mlx5_1", 1}});
   std::set<int> used;
   for (int r = 0; r < 32; ++r) {
-    const auto p = fabric::place(t, r, 32, bind_kind::nic, "auto");
+    const auto p = fabric::place(t, r, 32, bind_kind::nic);
     CAPTURE(r);
+    CHECK(p.how == fabric::nic_how::nearest);
+    CHECK(p.rail == r % 2);
+    CHECK(p.nics == 2);
     CHECK(used.insert(p.core).second);
     const int package = core(t, p.core).package;
     CHECK(package == r % 2);                                  // rank 0 near mlx5_0, rank 1 near mlx5_1, ...
@@ -135,21 +140,45 @@ TEST_CASE("two NICs near different packages: ranks alternate NICs and each takes
 TEST_CASE("two NICs near the same package: -d auto spreads the ranks over them") {
   const topo_desc t = machine({{"mlx5_0", 1}, {"mlx5_1", 1}});
   std::set<std::string> devices;
-  for (int r = 0; r < 4; ++r) devices.insert(fabric::place(t, r, 4, bind_kind::nic, "").device);
+  for (int r = 0; r < 4; ++r) {
+    const auto p = fabric::place(t, r, 4, bind_kind::nic);
+    devices.insert(p.device);
+    CHECK(p.how == fabric::nic_how::spread);
+    CHECK(p.rail == r % 2);  // local rank i takes rail i mod 2: every NIC gets ranks
+  }
   CHECK(devices == std::set<std::string>{"mlx5_0", "mlx5_1"});
 }
 
 TEST_CASE("-d names the device whatever its distance") {
+  // -d mlx5_1: the node's only candidate (fabric::nic_candidates), far from the rank's core
+  const topo_desc t = machine({{"mlx5_1", 1}});
+  const auto p = fabric::place(t, 0, 2, bind_kind::core);
+  CHECK(p.device == "mlx5_1");
+  CHECK(p.how == fabric::nic_how::only);
+  CHECK(p.rail == 0);
+}
+
+TEST_CASE("--nic-map: a rail number or a device name per local rank, cyclically; one the node lacks is an error") {
   const topo_desc t = machine({{"mlx5_0", 0}, {"mlx5_1", 1}});
-  CHECK(fabric::place(t, 0, 2, bind_kind::nic, "mlx5_1").device == "mlx5_1");
+  const std::vector<std::string> map{"1", "mlx5_0"};
+  for (int r = 0; r < 4; ++r) {
+    const auto p = fabric::place(t, r, 4, bind_kind::nic, map);
+    CAPTURE(r);
+    CHECK(p.how == fabric::nic_how::map);
+    CHECK(p.device == (r % 2 == 0 ? "mlx5_1" : "mlx5_0"));
+    CHECK(p.rail == (r % 2 == 0 ? 1 : 0));
+  }
+  CHECK_THROWS_WITH_AS(fabric::place(t, 0, 2, bind_kind::nic, {"2"}),
+                       doctest::Contains("this node's NICs are mlx5_0, mlx5_1; give a rail 0..1"), usage_error);
+  CHECK_THROWS_AS(fabric::place(t, 1, 2, bind_kind::nic, {"0", "mlx5_7"}), usage_error);
 }
 
 TEST_CASE("ranks pinned to common CPUs of one node share; other nodes and unpinned ranks do not") {
   const topo_desc t = machine({{"mlx5_0", 1}});
-  const auto p0 = fabric::place(t, 0, 40, bind_kind::nic, "");
-  const auto p32 = fabric::place(t, 32, 40, bind_kind::nic, "");  // wraps onto rank 0's core
-  const auto p1 = fabric::place(t, 1, 40, bind_kind::nic, "");
-  const auto free = fabric::place(t, 0, 40, bind_kind::none, "");
+  const auto p0 = fabric::place(t, 0, 40, bind_kind::nic);
+  const auto p32 = fabric::place(t, 32, 40, bind_kind::nic);  // wraps onto rank 0's core
+  const auto p1 = fabric::place(t, 1, 40, bind_kind::nic);
+  const auto free = fabric::place(t, 0, 40, bind_kind::none);
   const mpi::node_info n0{0, 40, 0, 2}, n32{32, 40, 0, 2}, n1{1, 40, 0, 2}, other{0, 40, 1, 2};
   const auto a = fabric::make_rank_info("h", nullptr, &p0, n0, true);
   const auto b = fabric::make_rank_info("h", nullptr, &p32, n32, true);
@@ -169,7 +198,7 @@ TEST_CASE("this machine: placement picks a core the process may run on") {
   fabric::topology here;
   const topo_desc t = here.describe({});
   REQUIRE_FALSE(t.cores.empty());
-  const auto p = fabric::place(t, 0, 1, bind_kind::core, "");
+  const auto p = fabric::place(t, 0, 1, bind_kind::core);
   if (p.source == bound_by::rdmamesh) {
     CHECK(std::find(t.allowed_pus.begin(), t.allowed_pus.end(), p.pu) != t.allowed_pus.end());
   }
@@ -189,4 +218,33 @@ TEST_CASE("a rank's address for --connect round: its GID on RoCE, else host, dev
   CHECK(fabric::address_of(ib) == "node2/mlx5_1/1");
   ib.port = 2;  // another port of the same NIC is another address
   CHECK(fabric::address_of(ib) != "node2/mlx5_1/1");
+}
+
+TEST_CASE("-d all or a list: every node has every rail and every NIC drives a rank, or the job says why") {
+  // 2 nodes, 2 NICs each, records as every rank gathers them
+  auto rank = [](int node, int rail, int nics, const char* host) {
+    fabric::rank_info r;
+    r.node = node;
+    r.rail = rail;
+    r.nics = nics;
+    std::copy_n(host, std::strlen(host), r.host.data());
+    return r;
+  };
+  options o;
+  o.ib_dev = "all";
+  CHECK_NOTHROW(
+      fabric::check_nics({rank(0, 0, 2, "n1"), rank(0, 1, 2, "n1"), rank(1, 0, 2, "n2"), rank(1, 1, 2, "n2")}, o));
+  // one rank on n2: its rail 1 idles
+  CHECK_THROWS_WITH_AS(fabric::check_nics({rank(0, 0, 2, "n1"), rank(0, 1, 2, "n1"), rank(1, 0, 2, "n2")}, o),
+                       doctest::Contains("n2 runs 1 rank(s) for its 2 NICs, so rail(s) 1 get none"), usage_error);
+  // n2 has one NIC: rail 1 does not exist there
+  CHECK_THROWS_WITH_AS(fabric::check_nics({rank(0, 0, 2, "n1"), rank(0, 1, 2, "n1"), rank(1, 0, 1, "n2")}, o),
+                       doctest::Contains("n2 has 1 NIC(s), n1 has 2"), usage_error);
+  // auto leaves NICs idle by design (the nearest NIC per rank)
+  o.ib_dev.clear();
+  CHECK_NOTHROW(fabric::check_nics({rank(0, 0, 2, "n1"), rank(1, 0, 1, "n2")}, o));
+  // aligned with no rail of two ranks would run nothing
+  o.rails = rails_kind::aligned;
+  CHECK_THROWS_WITH_AS(fabric::check_nics({rank(0, 0, 2, "n1"), rank(0, 1, 2, "n1")}, o),
+                       doctest::Contains("no rail has two ranks"), usage_error);
 }

@@ -157,3 +157,28 @@ TEST_CASE("N = 100 000: a rank's whole pairs and shift schedule, one round at a 
     CHECK(shift_sum == std::uint64_t{n} * (n - 1) / 2 - r);  // every other rank exactly once
   }
 }
+
+TEST_CASE("groups (--rails aligned): each group runs the pattern among its own ranks, in the same rounds") {
+  // rails 0: ranks 0, 2, 4; rail 1: ranks 1, 3 (a rank with no partner's group of one runs nothing)
+  const std::vector<std::vector<std::uint32_t>> rails{{0, 2, 4}, {1, 3}, {5}};
+  const plan::subset_schedule mesh(pattern_kind::mesh, rails, 6);
+  CHECK(mesh.rounds() == 1);
+  CHECK(mesh.role(0, 0).send_to == std::vector<std::uint32_t>{2, 4});
+  CHECK(mesh.role(0, 3).send_to == std::vector<std::uint32_t>{1});
+  CHECK(mesh.role(0, 3).recv_from == std::vector<std::uint32_t>{1});
+  CHECK(mesh.role(0, 5).send_to.empty());
+  CHECK(mesh.members() == std::vector<std::uint32_t>{0, 1, 2, 3, 4});
+  // shift: the larger group's rounds; the smaller one's pattern is over after its own
+  const plan::subset_schedule shift(pattern_kind::shift, rails, 6);
+  CHECK(shift.rounds() == 2);
+  std::set<std::pair<std::uint32_t, std::uint32_t>> pairs;
+  for (std::uint32_t k = 0; k < shift.rounds(); ++k)
+    for (std::uint32_t r = 0; r < 6; ++r)
+      for (auto d : shift.role(k, r).send_to) pairs.insert({r, d});
+  CHECK(pairs.size() == 3 * 2 + 2 * 1);  // every ordered same-rail pair once, none across
+  for (const auto& [a, b] : pairs) CHECK((a % 2) == (b % 2));
+  // incast to rank 3: only its rail sends to it
+  const plan::subset_schedule incast(pattern_kind::incast, rails, 6, false, 3);
+  CHECK(incast.role(0, 1).send_to == std::vector<std::uint32_t>{3});
+  CHECK(incast.role(0, 0).send_to.empty());
+}

@@ -161,3 +161,26 @@ TEST_CASE("line rate from the port's active speed and width, as ibstat's Rate") 
   CHECK(fabric::line_rate_bps(3, 2) == 0);                         // unknown speed code
   CHECK(fabric::line_rate_bps(32, 3) == 0);                        // unknown width code
 }
+
+TEST_CASE("-d all, a list, auto: the node's NICs in rail order; a missing, repeated or down one is named") {
+  const std::vector<device_desc> devs{{"mlx5_10", {roce_port(1, IBV_PORT_ACTIVE)}},
+                                      {"mlx5_2", {roce_port(1, IBV_PORT_ACTIVE)}},
+                                      {"mlx5_3", {roce_port(1, IBV_PORT_DOWN)}}};
+  options o;
+  // auto: what carries traffic, in natural name order (mlx5_2 before mlx5_10)
+  CHECK(fabric::nic_candidates(devs, o, "n1") == std::vector<std::string>{"mlx5_2", "mlx5_10"});
+  o.ib_dev = "mlx5_10,mlx5_2";  // a list: rails in the order given
+  CHECK(fabric::nic_candidates(devs, o, "n1") == std::vector<std::string>{"mlx5_10", "mlx5_2"});
+  o.ib_dev = "all";  // every device: a down one is an error, not silently left out
+  CHECK_THROWS_WITH_AS(fabric::nic_candidates(devs, o, "n1"),
+                       doctest::Contains("mlx5_3 on n1 has no ACTIVE port (ports: 1 down)"), usage_error);
+  o.ib_dev = "mlx5_2,mlx5_9";
+  CHECK_THROWS_WITH_AS(fabric::nic_candidates(devs, o, "n1"),
+                       doctest::Contains("RDMA device 'mlx5_9' not found on n1; pick from mlx5_2, mlx5_3, mlx5_10"),
+                       usage_error);
+  o.ib_dev = "mlx5_2,mlx5_2";
+  CHECK_THROWS_WITH_AS(fabric::nic_candidates(devs, o, "n1"), doctest::Contains("listed twice"), usage_error);
+  o.ib_dev = "mlx5_2,";
+  CHECK_THROWS_WITH_AS(fabric::nic_candidates(devs, o, "n1"), doctest::Contains("names separated by commas"),
+                       usage_error);
+}

@@ -9,6 +9,11 @@
                                                     node to drain, with rdmamesh's reason; pairs
                                                     that failed with an end on NODE are NODE's
                                                     (status failed then)
+  check_verdict.py FILE.h5 VERDICT.json --nic NODE DEV
+                                                    status degraded; the one counted cause is the
+                                                    NIC DEV of node NODE (not the node, not a
+                                                    rank), NODE the one node to drain, the reason
+                                                    naming DEV; every run of FILE names that NIC
   check_verdict.py FILE.h5 VERDICT.json --uplink SW status degraded; the one counted cause is the
                                                     uplink of switch SW, nothing to drain; every
                                                     run of FILE names that one uplink
@@ -123,6 +128,26 @@ def uplink(path, doc_path, name):
             check(kinds == ["uplink"], f"run {g.name}: causes {kinds}, expected one uplink")
 
 
+def nic(path, doc_path, node, device):
+    doc = json.load(open(doc_path))
+    counted = [c for c in doc["causes"] if c["counted"]]
+    check(doc["status"] == "degraded", f"status {doc['status']}")
+    check(len(counted) == 1 and counted[0]["kind"] == "nic" and counted[0]["nodes"] == [node]
+          and counted[0]["devices"] == [device], f"counted causes {[c['text'] for c in counted]}, expected "
+                                                 f"the NIC {device} of {node} alone")
+    check([d["node"] for d in doc["drain"]] == [node] and all(f"NIC {device} " in d["reason"] for d in doc["drain"]),
+          f"drain {doc['drain']}, expected {node} for its NIC {device}")
+    with h5py.File(path, "r") as f:
+        devices = [text(d) for d in f["ranks/device"][()]]
+        rail = {devices[r]: int(f["ranks/rail"][r]) for r in range(len(devices))}
+        runs = [f["runs"][k] for k in sorted(f["runs"]) if "retest_of" not in f["runs"][k].attrs]
+        for g in runs:
+            kinds = [text(k) for k in g["outliers/kind"][()]] if "outliers" in g else []
+            peers = [int(x) for x in g["outliers/peer"][()]] if "outliers" in g else []
+            check(kinds == ["nic"] and peers == [rail.get(device)],
+                  f"run {g.name}: causes {list(zip(kinds, peers))}, expected the NIC of rail {rail.get(device)}")
+
+
 def topology(path, switches):
     with h5py.File(path, "r") as f:
         check("topology" in f, "no /topology")
@@ -149,6 +174,8 @@ def main():
         verdict(a[0], a[1], True, None)
     elif len(a) >= 4 and a[2] == "--node":
         verdict(a[0], a[1], False, a[3])
+    elif len(a) >= 5 and a[2] == "--nic":
+        nic(a[0], a[1], a[3], a[4])
     elif len(a) >= 4 and a[2] == "--uplink":
         uplink(a[0], a[1], a[3])
     else:

@@ -54,6 +54,32 @@ mesh() {
   later "$name: results file" "$here/check_results.py" "$tmp/$name.h5" --ranks "$np" $checks
 }
 
+# job NAME EXPECTED_RC -- MPIRUN_ARGS -- RDMAMESH_ARGS: runs it, requires the exit code and a
+# verdict file; the console goes to $tmp/NAME.txt
+job() {
+  local name=$1 want=$2 launch=() start=$SECONDS
+  shift 3
+  while [ "$1" != -- ]; do launch+=("$1"); shift; done
+  shift
+  echo "== $name: mpirun ${launch[*]} rdmamesh $*"
+  mpirun "${launch[@]}" "$bin" "$@" --quiet -o "$tmp/$name.h5" >"$tmp/$name.txt" 2>&1
+  local rc=$?
+  grep -E "^# (slow|below|healthy|judged|not judged|verdict)|^#   |rdmamesh: error" "$tmp/$name.txt" | sed 's/^/    /'
+  echo "   $name took $((SECONDS - start)) s, exit $rc"
+  if [ "$rc" = 0 ] && [ "${miss_ok:-0}" = 1 ]; then
+    echo "   $name: missed (read healthy): one more launch"
+    for f in "$tmp/$name".{h5,verdict.json,txt}; do mv "$f" "$f.missed"; done  # -o will not overwrite
+    return 2
+  fi
+  # a QP rxe failed at the shaped port (see failed_at) is that port's: named and drained the same
+  if [ "$rc" = 1 ] && [ "$want" = 5 ] && [ -n "${failed_on:-}" ] && failed_at "$tmp/$name.txt" $failed_on; then
+    echo "   $name: pair(s) $(sed -n 's/^# failed pairs: //p' "$tmp/$name.txt") failed, each at ranks $failed_on"
+    rc=5
+  fi
+  [ "$rc" = "$want" ] || { cat "$tmp/$name.txt"; fail "$name: exit $rc, expected $want"; return 1; }
+  [ -s "$tmp/$name.verdict.json" ] || { fail "$name: no verdict file beside the results"; return 1; }
+}
+
 # egress_gbps CONSOLE RANK...: what those ranks (a node's) sent to the other ranks, in Gb/s,
 # from the send-bandwidth matrix a single-size run prints (the first: a --retest prints its own
 # after it, of pairs run alone): the traffic that left through the node's port

@@ -15,32 +15,6 @@ three=(--host node1:2,node2:2,node3:2)
 root_tc() { nsenter --net=/proc/1/ns/net tc "$@"; }
 root_tc qdisc del dev roce2 root 2>/dev/null  # a failed earlier test's leftover
 
-# job NAME EXPECTED_RC -- MPIRUN_ARGS -- RDMAMESH_ARGS: runs it, requires the exit code and a
-# verdict file; the console goes to $tmp/NAME.txt
-job() {
-  local name=$1 want=$2 launch=() start=$SECONDS
-  shift 3
-  while [ "$1" != -- ]; do launch+=("$1"); shift; done
-  shift
-  echo "== $name: mpirun ${launch[*]} rdmamesh $*"
-  mpirun "${launch[@]}" "$bin" "$@" --quiet -o "$tmp/$name.h5" >"$tmp/$name.txt" 2>&1
-  local rc=$?
-  grep -E "^# (slow|below|healthy|judged|not judged|verdict)|^#   |rdmamesh: error" "$tmp/$name.txt" | sed 's/^/    /'
-  echo "   $name took $((SECONDS - start)) s, exit $rc"
-  if [ "$rc" = 0 ] && [ "${miss_ok:-0}" = 1 ]; then
-    echo "   $name: missed (read healthy): one more launch"
-    for f in "$tmp/$name".{h5,verdict.json,txt}; do mv "$f" "$f.missed"; done  # -o will not overwrite
-    return 2
-  fi
-  # a QP rxe failed at the shaped port (see failed_at) is that port's: named and drained the same
-  if [ "$rc" = 1 ] && [ "$want" = 5 ] && [ -n "${failed_on:-}" ] && failed_at "$tmp/$name.txt" $failed_on; then
-    echo "   $name: pair(s) $(sed -n 's/^# failed pairs: //p' "$tmp/$name.txt") failed, each at ranks $failed_on"
-    rc=5
-  fi
-  [ "$rc" = "$want" ] || { cat "$tmp/$name.txt"; fail "$name: exit $rc, expected $want"; return 1; }
-  [ -s "$tmp/$name.verdict.json" ] || { fail "$name: no verdict file beside the results"; return 1; }
-}
-
 # healthy: every run of every job reads healthy (a run whose pairs counted too few messages says "not judged")
 healthy() {
   local name=$1

@@ -38,6 +38,7 @@ struct context {
   std::span<const std::int32_t> node_of;
   std::span<const stats::switch_group> uplinks;  // --topology
   std::span<const std::string> uplink_names;     // by switch
+  std::span<const stats::nic_group> nics;        // the NICs of nodes with several
   std::uint32_t nodes;
   watchdog& dog;
   liveness& live;

@@ -36,6 +36,7 @@ struct setup {
   std::vector<std::int32_t> leaf_of;         // by rank: its leaf switch (-1: none known)
   std::vector<stats::switch_group> uplinks;  // the switches with one above them, and the ranks under each
   std::vector<std::string> uplink_names;     // by switch: "leaf1-spine (node1,node2)"
+  std::vector<stats::nic_group> nics;        // the NICs of nodes that drive several (-d all, a list)
   std::string topology_note;                 // Slurm's tree, found and not used: why (a header line)
   std::vector<std::uint32_t> steps{0};       // --scaling steps; 0: every rank active
   plan::layout layout;

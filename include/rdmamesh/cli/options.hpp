@@ -16,12 +16,14 @@ enum class mode_kind : std::uint8_t { bw, lat };
 enum class pattern_kind : std::uint8_t { mesh, shift, pairs, incast };
 enum class bind_kind : std::uint8_t { nic, core, none };
 enum class connect_kind : std::uint8_t { all, round };
+enum class rails_kind : std::uint8_t { all, aligned };  // which pairs run on nodes with several NICs
 
 std::string_view to_string(op_kind op);
 std::string_view to_string(mode_kind m);
 std::string_view to_string(pattern_kind p);
 std::string_view to_string(bind_kind b);
 std::string_view to_string(connect_kind c);
+std::string_view to_string(rails_kind r);
 
 // True when the receiver gets a completion per message, so it can count and verify.
 constexpr bool receiver_sees_messages(op_kind op) {
@@ -50,20 +52,22 @@ struct options {
   std::uint64_t peer_buffer = 0;                           // receive bytes per peer; 0 = automatic
   bind_kind bind = bind_kind::nic;                         // where each rank runs
   bool scaling = false;                                    // repeat with 1, 2, 4 ... active ranks per node
-  std::string ib_dev;                                      // empty or "auto" = the closest ACTIVE device
-  int ib_port = 0;                                         // 0 = first ACTIVE port
-  int gid_index = -1;                                      // -1 = automatic (RoCE v2, IPv4-mapped first)
-  std::string output;                                      // HDF5 file; empty = none
-  bool force = false;                                      // overwrite output
-  bool verify = false;                                     // check every payload
-  bool quiet = false;                                      // no progress lines on stderr
-  bool retest = false;      // slow pairs of a mesh or shift run go again alone, with control pairs
-  double timeout_s = 30.0;  // silence after which a peer is named dead or hung
-  double slow_pct = 90.0;   // a pair below this % of the median pair is slow
-  double expect_bps = 0;    // --expect RATE: a floor per pair, bytes/s (0: none)
-  double expect_pct = 0;    // --expect PCT%: a floor per pair, % of the job's slowest port rate
-  std::string verdict;      // --verdict FILE: the job's verdict as JSON (default: beside -o)
-  std::string topology;     // --topology FILE: Slurm's topology.conf (tree); in Slurm: scontrol's
+  std::string ib_dev;                  // empty or "auto" = the closest ACTIVE device; "all"; or NAME[,NAME...]
+  std::vector<std::string> nic_map;    // --nic-map: local rank i takes entry i mod size (a rail or a name)
+  rails_kind rails = rails_kind::all;  // aligned: only pairs whose ranks use the same rail run
+  int ib_port = 0;                     // 0 = first ACTIVE port
+  int gid_index = -1;                  // -1 = automatic (RoCE v2, IPv4-mapped first)
+  std::string output;                  // HDF5 file; empty = none
+  bool force = false;                  // overwrite output
+  bool verify = false;                 // check every payload
+  bool quiet = false;                  // no progress lines on stderr
+  bool retest = false;                 // slow pairs of a mesh or shift run go again alone, with control pairs
+  double timeout_s = 30.0;             // silence after which a peer is named dead or hung
+  double slow_pct = 90.0;              // a pair below this % of the median pair is slow
+  double expect_bps = 0;               // --expect RATE: a floor per pair, bytes/s (0: none)
+  double expect_pct = 0;               // --expect PCT%: a floor per pair, % of the job's slowest port rate
+  std::string verdict;                 // --verdict FILE: the job's verdict as JSON (default: beside -o)
+  std::string topology;                // --topology FILE: Slurm's topology.conf (tree); in Slurm: scontrol's
 
   bool duration_mode() const { return iters == 0; }
   // Every pattern is shift, pairs or incast: a round needs O(q) QPs per rank, not N-1 peers'.

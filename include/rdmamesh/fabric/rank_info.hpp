@@ -37,10 +37,12 @@ struct rank_info {
   std::int32_t core = -1;
   std::int32_t pu = -1;
   std::int32_t numa = -1;
+  std::int32_t rail = -1;  // the NIC's index among its node's candidates (-d's order; name order)
+  std::int32_t nics = 0;   // the node's candidate NICs
   std::uint8_t ethernet = 0;
   std::uint8_t bound = 0;        // fabric::bound_by
   std::uint8_t mem_on_numa = 0;  // the buffer is bound to `numa`
-  std::uint8_t reserved = 0;
+  std::uint8_t nic_how = 0;      // fabric::nic_how
 };
 
 static_assert(std::is_trivially_copyable_v<rank_info>);
@@ -60,6 +62,11 @@ std::string this_host();
 
 // Where a QP to this rank sends: its GID on RoCE, else (the LID path) its host, device and port.
 std::string address_of(const rank_info& r);
+
+// With -d all or a list: every node has as many NICs as the most any node has (rail k must exist
+// everywhere) and each of them drives at least one rank; throws usage_error naming the node and
+// the fix. Pure: every rank reaches the same answer from the gathered records.
+void check_nics(const std::vector<rank_info>& ranks, const options& o);
 
 // Whether two pinned ranks of one host may run on a common PU.
 bool share_cpu(const rank_info& a, const rank_info& b);

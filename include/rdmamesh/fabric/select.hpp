@@ -55,7 +55,17 @@ std::string no_device_message();
 
 // Devices libibverbs sees, with their ports and GIDs; when `only` is set, other devices are
 // listed by name alone (their ports are not queried).
-std::vector<device_desc> discover(const std::string& only = {});
+std::vector<device_desc> discover(const std::vector<std::string>& only = {});
+
+// The names -d gives: empty for auto and all, else its comma-separated list.
+std::vector<std::string> named_devices(const options& o);
+
+// The NICs a node's ranks choose among, in rail order (rail k is the k-th): -d's list as given;
+// `all` every device and auto every device with an ACTIVE port, both in name order (mlx5_2 before
+// mlx5_10). Throws usage_error naming the fix for a device that is missing (on `host`) or, where
+// named or `all`, has no ACTIVE port.
+std::vector<std::string> nic_candidates(const std::vector<device_desc>& devices, const options& o,
+                                        const std::string& host);
 
 // Throws usage_error with a message that names the fix when nothing fits.
 port_choice choose_port(const std::vector<device_desc>& devices, const options& o);

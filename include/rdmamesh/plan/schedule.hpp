@@ -46,25 +46,35 @@ class schedule {
 };
 
 // A schedule over some of the job's ranks (--scaling): members, in rank order, play virtual
-// ranks 0..M-1 of the pattern; every other rank gets an empty role and only waits.
+// ranks 0..M-1 of the pattern; every other rank gets an empty role and only waits. With groups
+// (--rails aligned: one per rail) each group runs the pattern among its own members, all groups
+// in the same rounds; a pair never spans two groups.
 class subset_schedule {
  public:
   subset_schedule(pattern_kind p, std::vector<std::uint32_t> members, std::uint32_t n_total, bool bidirectional = false,
                   int target = -1);
+  // groups of fewer than two ranks run nothing; with a target, only its group runs
+  subset_schedule(pattern_kind p, const std::vector<std::vector<std::uint32_t>>& groups, std::uint32_t n_total,
+                  bool bidirectional = false, int target = -1);
   // --retest: listed rounds of ordered (source, destination) pairs, a pairs pattern.
   subset_schedule(std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> rounds, std::uint32_t n_total);
-  pattern_kind pattern() const { return inner_.pattern(); }
-  std::uint32_t rounds() const {
-    return listed_.empty() ? inner_.rounds() : static_cast<std::uint32_t>(listed_.size());
-  }
+  pattern_kind pattern() const { return pattern_; }
+  std::uint32_t rounds() const { return rounds_; }
   const std::vector<std::uint32_t>& members() const { return members_; }
   round_role role(std::uint32_t round, std::uint32_t rank) const;
 
  private:
-  static int virtual_target(const std::vector<std::uint32_t>& members, int target);
-  std::vector<std::uint32_t> members_;
-  std::vector<int> index_;  // rank -> virtual rank, -1 for non-members
-  schedule inner_;
+  struct group {
+    std::vector<std::uint32_t> members;
+    schedule inner;
+  };
+  void add_group(std::vector<std::uint32_t> members, bool bidirectional, int target);
+  pattern_kind pattern_;
+  std::uint32_t rounds_ = 0;
+  std::vector<std::uint32_t> members_;  // every group's, in rank order
+  std::vector<int> index_;              // rank -> virtual rank in its group, -1 for non-members
+  std::vector<int> group_of_;           // rank -> its group, -1 for non-members
+  std::vector<group> groups_;
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> listed_;
 };
 

@@ -34,6 +34,7 @@ enum class outlier_kind : std::uint8_t {
   failed,  // the pair's transfer failed (completion error, missing messages)
   fabric,  // --expect: most pairs of the run are below the floor
   uplink,  // a switch's uplink (--topology): the pairs out of (sends) or into (receives) its subtree
+  nic,     // one NIC of a node with several (-d all or a list): the pairs of the ranks that drive it
 };
 const char* to_string(outlier_kind k);
 
@@ -49,10 +50,11 @@ const char* to_string(outlier_basis b);
 struct outlier {
   outlier_kind kind = outlier_kind::link;
   outlier_basis basis = outlier_basis::noise;
-  std::int32_t node = -1;  // node: the node; rank: its node; uplink: the switch (index in the tree)
+  std::int32_t node = -1;  // node: the node; rank, nic: its node; uplink: the switch (index in the tree)
   std::int32_t rank = -1;  // rank: the rank; link, failed: the source
   std::int32_t peer = -1;  // link, failed: the destination; uplink: the switch whose uplink carries
-                           // the same pairs the other way (two subtrees hold every rank), or -1
+                           // the same pairs the other way (two subtrees hold every rank), or -1;
+                           // nic: its rail (the NIC's index among its node's)
   // median of a named side's pairs: % of their cohorts (noise) or of the floor (expect); NaN
   // for a side that is not named
   double send_pct = 0;
@@ -118,13 +120,26 @@ struct switch_group {
   std::vector<std::uint8_t> members;  // by rank
 };
 
+// One NIC of a node that drives several (-d all or a list): the ranks on it. A NIC is named
+// where its ranks' pairs are slow and the node's other NICs' are not (all of them slow: the node).
+struct nic_group {
+  std::int32_t node = -1;
+  std::int32_t rail = -1;
+  std::vector<std::uint8_t> members;  // by rank
+};
+
+// The NICs of each node whose ranks use two or more (none where every node drives one).
+std::vector<nic_group> nic_groups(std::span<const std::int32_t> node_of, std::span<const std::int32_t> rail_of);
+
 // `m`: the run's matrices; `node_of`: each rank's node; `uplinks`: the switches with a switch
-// above them (--topology). An uplink is named only where it explains more slow pairs than any
-// node or rank does (on a tie the node: a leaf of one node cannot tell its uplink from its port).
-// Pairs through the spine are then a class of their own, so with two leaves every such pair
-// crosses both uplinks and nothing beside them says how fast they should be: only --expect's
-// floor (or analysis/compare against a clean run) can name those uplinks.
+// above them (--topology); `nics`: the NICs of nodes with several. With NICs, pairs across rails
+// are a class of their own (on a rail-optimized fabric they cross the spine). An uplink is named only where it explains
+// more slow pairs than any node or rank does (on a tie the node: a leaf of one node cannot tell its uplink from its
+// port). Pairs through the spine are then a class of their own, so with two leaves every such pair crosses both uplinks
+// and nothing beside them says how fast they should be: only --expect's floor (or analysis/compare against a clean run)
+// can name those uplinks.
 outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
-                             const finder_settings& s, std::span<const switch_group> uplinks = {});
+                             const finder_settings& s, std::span<const switch_group> uplinks = {},
+                             std::span<const nic_group> nics = {});
 
 }  // namespace rdmamesh::stats

@@ -56,6 +56,6 @@ struct job_verdict {
 // either way, are its evidence: the retest's word on them names no rank or node, and a link
 // among them is not a cause apart.
 job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t> node_of = {},
-                 std::span<const switch_group> uplinks = {});
+                 std::span<const switch_group> uplinks = {}, std::span<const nic_group> nics = {});
 
 }  // namespace rdmamesh::stats

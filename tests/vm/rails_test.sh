@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# On the emulated cluster of 3 nodes with 2 NICs each (tools/softroce-vm --nodes 3 --rails 2;
+# this runs on node1): NIC r of every node on rail r's switch, the rail switches under a spine.
+# `-d all` with 2 ranks per node: each rank drives one NIC (the spread over equally near NICs),
+# every same-rail and cross-rail pair moves verified data, and the healthy job reads healthy;
+# `--rails aligned` runs only same-rail pairs (cross-rail NaN); the kernel's tbf on one NIC's
+# port of node2 (its root-namespace veth roce2_1) names that NIC, not node2 and not its rank, and
+# drains node2 for it; on both of node2's NICs, node2. A -d naming a missing device, and -d all
+# with fewer ranks than NICs on a node, are one-line errors.
+source "$(dirname "$0")/lib.sh"
+[ "${RDMAMESH_VM_NODES:-0}" = 3 ] || { echo "rails_test: run me with tools/softroce-vm --nodes 3 --rails 2"; exit 2; }
+three=(--host node1:2,node2:2,node3:2)
+root_tc() { nsenter --net=/proc/1/ns/net tc "$@"; }
+for d in roce2_0 roce2_1; do root_tc qdisc del dev "$d" root 2>/dev/null; done  # a failed earlier test's leftover
+
+# the whole mesh across both rails, verified; healthy (every WR signaled: 4 KiB counts fine enough to judge)
+job mesh 0 -- "${three[@]}" -- -d all -s 4K -Q 1 -D 2 --warmup 0.3 --verify
+grep -q "^# slow: \|^# below" "$tmp/mesh.txt" && fail "mesh: a cause named on a healthy cluster"
+grep -qE "^# rank 3 +node2 .* device rxe_node2_1 port 1 \(RoCE\) gid_index 1 ::ffff:10\.11\.0\.2 .* rail 1 of 2 \(spread\)$" \
+  "$tmp/mesh.txt" || fail "mesh: the header does not place rank 3 on node2's rail-1 NIC"
+later "mesh: every rank on its rail's NIC, every pair verified" "$here/check_rails.py" "$tmp/mesh.h5" --rails 2
+later "mesh: the verdict file and /outliers say healthy" "$here/check_verdict.py" "$tmp/mesh.h5" \
+  "$tmp/mesh.verdict.json" --healthy
+
+# a rail-optimized fabric's traffic: rail k talks to rail k only, in every pattern
+job aligned 0 -- "${three[@]}" -- -d all --rails aligned --pattern mesh,shift -s 64K -D 0.5 --warmup 0.2 --verify
+grep -q "pattern mesh,shift (rails aligned: same-rail pairs only)" "$tmp/aligned.txt" ||
+  fail "aligned: the header does not say the rails are aligned"
+later "aligned: same-rail pairs only, the others NaN" "$here/check_rails.py" "$tmp/aligned.h5" --rails 2 --aligned
+
+# shaped NAME DEVS -- MORE_CHECK: tbf at half of what each shaped NIC carried in the clean run
+# (its rank's sends, from the mesh's matrix), up to two launches while it reads healthy
+shaped() {
+  local name=$1 devs=$2 d rank rate left=2
+  shift 3
+  for d in $devs; do
+    rank=$((2 + ${d: -1}))  # node2's rail-r NIC drives rank 2 + r
+    rate=$(awk -v g="$(egress_gbps "$tmp/mesh.txt" "$rank")" 'BEGIN { printf "%d", g * 1e6 / 2 }')
+    echo "== $name: $d carried rank $rank's sends; tbf at $rate kbit/s"
+    [ "$rate" -gt 0 ] || { fail "$name: no egress measured for rank $rank"; return; }
+    root_tc qdisc add dev "$d" root tbf rate "${rate}kbit" burst 256kb latency 400ms || fail "$name: tc on $d"
+  done
+  while left=$((left - 1)); miss_ok=$((left > 0 ? 1 : 0)) failed_on="2 3" job "$name" 5 -- "${three[@]}" -- \
+    -d all -s 4K -Q 1 -D 2 --warmup 0.3; [ $? = 2 ]; do :; done
+  for d in $devs; do root_tc qdisc del dev "$d" root; done
+  [ -s "$tmp/$name.txt" ] || return
+  [ "$(grep -c '^# slow: ' "$tmp/$name.txt")" = 1 ] || fail "$name: expected exactly one '# slow:' line"
+  later "$name: the verdict" "$here/check_verdict.py" "$tmp/$name.h5" "$tmp/$name.verdict.json" "$@"
+}
+shaped nic "roce2_1" -- --nic node2 rxe_node2_1
+grep -qE "^# slow: NIC rxe_node2_1 \(rail 1\) of node2 \(rank 3\): its sends at [0-9.]+ %" "$tmp/nic.txt" ||
+  fail "nic: the NIC of node2's rail 1 is not named by its sends"
+grep -q "^# verdict: degraded" "$tmp/nic.txt" || fail "nic: the verdict is not degraded"
+shaped node "roce2_0 roce2_1" -- --node node2
+grep -qE "^# slow: node node2 \(ranks 2,3\): its sends at [0-9.]+ %" "$tmp/node.txt" ||
+  fail "node: node2 is not named by its sends with both its NICs shaped"
+
+# bad input: exit 2, one line per distinct problem (a node's own devices make its own line), no rank hangs
+bad() {
+  local name=$1 want=$2 lines=$3
+  shift 3
+  mpirun "$@" >"$tmp/$name.err" 2>&1
+  local rc=$?
+  [ "$rc" = 2 ] || fail "$name: exit $rc, expected 2"
+  [ "$(grep -c '^rdmamesh: error:' "$tmp/$name.err")" = "$lines" ] ||
+    { fail "$name: not $lines error line(s)"; cat "$tmp/$name.err"; }
+  [ "$(grep -cE "^rdmamesh: error: $want" "$tmp/$name.err")" = "$lines" ] ||
+    { fail "$name: the error does not say '$want'"; cat "$tmp/$name.err"; }
+  echo "ok   $name: $(grep '^rdmamesh: error:' "$tmp/$name.err")"
+}
+bad missing "RDMA device 'rxe_nope' not found on node[123]; pick from rxe_node[123]_0, rxe_node[123]_1 with -d" 3 \
+  "${three[@]}" "$bin" -d rxe_nope -D 1
+bad one-rank "-d all: node1 runs 1 rank\(s\) for its 2 NICs, so rail\(s\) 1 get none; run at least 2 ranks per node" 1 \
+  --host node1:1,node2:1,node3:1 "$bin" -d all -D 1
+finish
