@@ -47,16 +47,24 @@ MAX_DRAWN = 64
 
 def switch_order(res):
     """The ranks in the order the fabric holds them: leaf by leaf (the tree's depth-first order),
-    then node, then rank; and each rank's leaf index (-1: under none). Without /topology: rank
-    order, no leaves."""
+    then node, then rail (its NIC), then rank; and each rank's leaf index (-1: under none).
+    Without /topology: rank order, no leaves (with several NICs per node: node by node in the
+    order of their first rank, each node's ranks rail by rail)."""
     t = res.topology
-    if not t:
+    rails = res.rails
+    if not t and not res.multi_nic():
         return np.arange(res.n), np.full(res.n, -1)
+    if not t:  # nodes in rank order, each node's ranks rail by rail (a node's NICs side by side)
+        first = {}
+        for r in range(res.n):
+            first.setdefault(int(res.nodes[r]), r)
+        key = [(first[int(res.nodes[r])], int(rails[r]), r) for r in range(res.n)]
+        return np.array(sorted(range(res.n), key=lambda r: key[r])), np.full(res.n, -1)
     _, leaves = res.tree()
     where = {leaf: i for i, leaf in enumerate(leaves)}
     leaf_of_host = {h: int(l) for h, l in zip(t["node"], t["node_leaf"])}
     leaf = np.array([leaf_of_host.get(h.split(".")[0], -1) for h in res.ranks["hostname"]])
-    key = [(where.get(int(leaf[r]), len(leaves)), int(res.nodes[r]), r) for r in range(res.n)]
+    key = [(where.get(int(leaf[r]), len(leaves)), int(res.nodes[r]), int(rails[r]), r) for r in range(res.n)]
     return np.array(sorted(range(res.n), key=lambda r: key[r])), leaf
 
 
@@ -82,6 +90,10 @@ class View:
         first = order[at]
         self.node_lines = [i for i in range(1, self.size) if nodes[first[i]] != nodes[first[i - 1]]] \
             if self.kind == "rank" else []
+        # between a node's NICs (several per node): dotted
+        rails = res.rails
+        self.rail_lines = [i for i in range(1, self.size) if nodes[first[i]] == nodes[first[i - 1]]
+                           and rails[first[i]] != rails[first[i - 1]]] if self.kind == "rank" else []
         # one rank per node: a line round every cell says nothing, and would hide the outlines
         self.draw_node_lines = len(set(nodes.tolist())) < res.n
         self.leaf_lines = [i for i in range(1, self.size) if leaf[first[i]] != leaf[first[i - 1]]] \
@@ -108,7 +120,8 @@ class View:
         parsing pixels."""
         out = {"Software": "rdmamesh analysis", "rdmamesh:view": f"{self.kind} {self.size}",
                "rdmamesh:node_boundaries": ",".join(map(str, self.node_lines)),
-               "rdmamesh:leaf_boundaries": ",".join(map(str, self.leaf_lines))}
+               "rdmamesh:leaf_boundaries": ",".join(map(str, self.leaf_lines)),
+               "rdmamesh:rail_boundaries": ",".join(map(str, self.rail_lines))}
         if self.kind == "rank":
             out["rdmamesh:order"] = ",".join(map(str, self.order))
         if len(cells) <= 4096:
@@ -121,7 +134,7 @@ def outline(ax, n, cells, color="black"):
         ax.add_patch(Rectangle((b - 0.5, a - 0.5), 1, 1, fill=False, ec=color, lw=2.2 if n <= 16 else 1.2))
 
 
-def cause_cells(n, causes, nodes, under=None):
+def cause_cells(n, causes, nodes, under=None, rails=None):
     """The cells of a heatmap each cause stands for: a link's pair, a rank's slow row and/or
     column, every row and column of a node's ranks, a failed pair, an uplink's pairs out of
     (up) and into (down) the ranks under its switch (`under(sw)`)."""
@@ -141,10 +154,15 @@ def cause_cells(n, causes, nodes, under=None):
                     if np.isfinite(recv):
                         cells.add((p, r))
             continue
-        members = [rank] if kind == "rank" else list(np.flatnonzero(nodes == c["node"]))
+        if kind == "nic":  # its ranks' pairs, to its node's other NICs too (its peer is its rail)
+            members = list(np.flatnonzero((nodes == c["node"]) & (rails == peer))) if rails is not None else []
+        else:
+            members = [rank] if kind == "rank" else list(np.flatnonzero(nodes == c["node"]))
         for r in members:
             for p in range(n):
                 if p == r:
+                    continue
+                if kind == "nic" and p in members:
                     continue
                 if np.isfinite(send) or kind == "node":
                     cells.add((r, p))
@@ -166,6 +184,9 @@ def matrix_panel(ax, values, rel, view, title, cells, rel_label, annotate):
     for i in view.node_lines if view.draw_node_lines else []:
         ax.axhline(i - 0.5, color="black", lw=thin)
         ax.axvline(i - 0.5, color="black", lw=thin)
+    for i in view.rail_lines:
+        ax.axhline(i - 0.5, color="black", lw=thin * 0.6, ls=":")
+        ax.axvline(i - 0.5, color="black", lw=thin * 0.6, ls=":")
     for i in view.leaf_lines:
         ax.axhline(i - 0.5, color="#1b7837", lw=thin + 1.2)
         ax.axvline(i - 0.5, color="#1b7837", lw=thin + 1.2)
@@ -212,7 +233,7 @@ def run_heatmaps(res, run, path):
     causes = [dict(kind=c.kind, node=c.node, rank=c.rank, peer=c.peer, send=c.send_pct, recv=c.recv_pct)
               for c in run.causes]
     view = View(res)
-    cells = view.cells(cause_cells(res.n, causes, res.nodes, res.ranks_under))
+    cells = view.cells(cause_cells(res.n, causes, res.nodes, res.ranks_under, res.rails))
     fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels), 4.8 if view.kind == "rank" else 5.4),
                              squeeze=False)
     for ax, (what, m) in zip(axes[0], panels):
@@ -349,7 +370,7 @@ def timeseries_figure(res, run, path, worst=4):
 def ratio_heatmap(res, ratio, causes, title, path):
     """compare: B ÷ A per pair, the changed ranks and links outlined."""
     view = View(res)
-    cells = view.cells(cause_cells(res.n, causes, res.nodes, res.ranks_under))
+    cells = view.cells(cause_cells(res.n, causes, res.nodes, res.ranks_under, res.rails))
     shown = view.apply(ratio)
     fig, ax = plt.subplots(figsize=(6.2, 5))
     matrix_panel(ax, shown, shown, view, title + view_caption(view), cells, "after ÷ before", True)

@@ -27,6 +27,8 @@ class Finding:
             return f"node {res.node_name(self.node)} (ranks {_ranges(ranks)})"
         if self.kind == "rank":
             return res.who(self.rank)
+        if self.kind == "nic":  # its peer is its rail
+            return res.nic_name(self.node, self.peer)
         if self.kind == "uplink":
             return f"uplink {res.uplink_subject(self.node, self.peer)}"
         if self.kind == "link":
@@ -70,7 +72,7 @@ def verdict(res):
             f.send_pct.append(c.send_pct)
             f.recv_pct.append(c.recv_pct)
             f.pairs = max(f.pairs, c.pairs)
-    order = {"failed": 0, "uplink": 1, "node": 2, "rank": 3, "link": 4}
+    order = {"failed": 0, "uplink": 1, "node": 2, "nic": 3, "rank": 4, "link": 5}
 
     def worst(f):
         v = [x for x in f.send_pct + f.recv_pct if np.isfinite(x)]

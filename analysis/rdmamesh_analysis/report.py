@@ -59,18 +59,50 @@ def fabric_marks(res):
                 continue
             if c["kind"] == "uplink":
                 marks["uplinks"] |= {sw for sw, _ in res.uplinks() if res.uplink_name(sw) in c.get("uplink", "")}
-            elif c["kind"] in ("node", "rank"):
+            elif c["kind"] in ("node", "rank", "nic"):
                 marks["nodes"] |= {h.split(".")[0] for h in c.get("nodes", [])}
         return marks
     for r in res.bw_runs():
         for c in r.causes:
             if c.kind == "uplink":
                 marks["uplinks"].add(c.node)
-            elif c.kind == "node":
+            elif c.kind in ("node", "nic"):
                 marks["nodes"].add(str(res.node_name(c.node)).split(".")[0])
             elif c.kind == "rank":
                 marks["nodes"].add(str(res.ranks["hostname"][c.rank]).split(".")[0])
     return marks
+
+
+def nic_table(res, run):
+    """One row per NIC of the nodes that drive several: its ranks' send and receive aggregate in
+    `run`, its measured pairs (an end on it), and whether the verdict (or the runs) named it."""
+    rails = res.rails
+    measured = run.measured()
+    tx = np.where(measured, run.data["tx_bw"].astype(float), np.nan)
+    rx = np.where(measured, run.data["rx_bw"].astype(float), np.nan) if "rx_bw" in run.data else tx
+    counted = {}
+    for c in (res.verdict or {}).get("causes", []):
+        if c.get("counted") and c["kind"] in ("nic", "node"):
+            for h in c.get("nodes", []):
+                counted.setdefault(h, []).append(("nic", c.get("rail")) if c["kind"] == "nic" else ("node", None))
+    rows = []
+    for node in sorted(set(res.nodes.tolist()), key=lambda k: np.flatnonzero(res.nodes == k)[0]):
+        mine = sorted(set(rails[res.nodes == node].tolist()) - {-1})
+        if len(mine) < 2:
+            continue
+        host = str(res.node_name(node))
+        for rail in mine:
+            on = res.nic_ranks(node, rail)
+            pairs = int(measured[on, :].sum() + measured[:, on].sum() - measured[np.ix_(on, on)].sum())
+            named = [r.name for r in res.bw_runs() for c in r.causes
+                     if c.kind == "nic" and c.node == node and c.peer == rail]
+            said = counted.get(host, [])
+            what = (f"counted: drain {host}" if ("nic", rail) in said else
+                    "its node counted" if ("node", None) in said else
+                    f"named in {len(named)} run(s)" if named else "")
+            rows.append([host, res.ranks["device"][on[0]], rail, ",".join(map(str, on)),
+                         fmt(np.nansum(tx[on, :]) * GB), fmt(np.nansum(rx[:, on]) * GB), pairs, what])
+    return rows
 
 
 def build(res, outdir):
@@ -138,6 +170,16 @@ def build(res, outdir):
         lines += [f"scaling: {x}" for x in scaling.verdict([c for c in cs if c.size == big],
                                                             scaling.ceiling(res.ranks)[0] if res.n_nodes > 1 else None)]
     doc.items(lines, strong=True)
+
+    measured_bw = [r for r in bw_runs if r.measured().any()]
+    if res.multi_nic() and measured_bw:
+        run = max(measured_bw, key=lambda r: int(r.measured().sum()))
+        doc.h2("NICs")
+        doc.para(f"nodes with several NICs ({res.config.get('ib-dev', '?')}, rails {res.config.get('rails', 'all')}): "
+                 f"each NIC's ranks in run {run.name} ({run.label}); a NIC is named where its pairs are slow and its "
+                 "node's other NICs' are not. The heatmaps group each node's ranks rail by rail (dotted lines).")
+        doc.table(["node", "NIC", "rail", "ranks", "send Gb/s", "receive Gb/s", "pairs", "verdict"],
+                  nic_table(res, run))
 
     if res.topology:
         doc.h2("Fabric")
@@ -240,8 +282,8 @@ def build(res, outdir):
     doc.table(["attribute", "value"], [["command_line", f"{a.get('command_line', '')}"]] +
               [[k, v] for k, v in sorted(a.items()) if k not in skip])
     doc.table(["option", "value"], sorted([k, v] for k, v in res.config.items()))
-    cols = [c for c in ("hostname", "node", "local_rank", "device", "port", "gid", "mtu", "line_rate_bps", "fw_ver",
-                        "board_id", "core", "cpus", "numa", "bound_by") if c in res.ranks]
+    cols = [c for c in ("hostname", "node", "local_rank", "device", "rail", "nic_chosen", "port", "gid", "mtu",
+                        "line_rate_bps", "fw_ver", "board_id", "core", "cpus", "numa", "bound_by") if c in res.ranks]
     doc.table(["rank"] + cols, [[i] + [res.ranks[c][i] for c in cols] for i in range(res.n)])
     return doc
 

@@ -169,6 +169,28 @@ class Results:
     def n_nodes(self):
         return int(self.nodes.max()) + 1 if len(self.nodes) else 0
 
+    @property
+    def rails(self):
+        """Each rank's rail (its NIC's index among its node's); -1 where the file predates rails."""
+        return self.ranks["rail"].astype(int) if "rail" in self.ranks else np.full(self.n, -1)
+
+    def nic_ranks(self, node, rail):
+        """The ranks that drive rail `rail`'s NIC of node `node`."""
+        return np.flatnonzero((self.nodes == node) & (self.rails == rail))
+
+    def nic_name(self, node, rail):
+        """'NIC rxe_node2_1 (rail 1) of node2 (rank 3)', as the console names a NIC."""
+        on = self.nic_ranks(node, rail)
+        if not len(on):
+            return f"NIC of rail {rail} of node {node}"
+        return (f"NIC {self.ranks['device'][on[0]]} (rail {rail}) of {self.ranks['hostname'][on[0]]} "
+                f"(rank{'s' if len(on) > 1 else ''} {','.join(map(str, on))})")
+
+    def multi_nic(self):
+        """Whether some node drives several NICs (-d all or a list)."""
+        rails = self.rails
+        return any(len(set(rails[self.nodes == k].tolist()) - {-1}) > 1 for k in set(self.nodes.tolist()))
+
     def who(self, r):
         """'rank 2 (node07, mlx5_1)', as the console names a rank."""
         return f"rank {r} ({self.ranks['hostname'][r]}, {self.ranks['device'][r]})"

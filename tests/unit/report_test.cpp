@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "rdmamesh/io/report.hpp"
+#include "rdmamesh/io/verdict.hpp"
 #include "rdmamesh/stats/outliers.hpp"
 
 using namespace rdmamesh;
@@ -226,4 +227,40 @@ TEST_CASE("a scaling line splits each node's sends into what crossed its port an
   // one node: nothing crosses a port, and the line says so rather than printing 0
   const std::vector<std::int32_t> one{0, 0, 0, 0};
   CHECK(io::format_scaling(rec, one, 1).find("within the node: one node, nothing crosses a port") != std::string::npos);
+}
+
+TEST_CASE("a NIC counted by the verdict: named by device and rail, its node drained for it, JSON kind nic") {
+  // 2 nodes x 2 NICs, one rank each: rank 3 drives node b's rail-1 NIC, named in both runs
+  std::vector<fabric::rank_info> ranks;
+  for (int r = 0; r < 4; ++r) {
+    fabric::port_choice port;
+    port.device = fmt::format("mlx5_{}", r % 2);
+    fabric::placement where;
+    where.rail = r % 2;
+    where.nics = 2;
+    const mpi::node_info node{r % 2, 2, r / 2, 2};
+    ranks.push_back(fabric::make_rank_info(r < 2 ? "a" : "b", &port, &where, node, false));
+  }
+  stats::outlier_report rep;
+  rep.found = {{stats::outlier_kind::nic, stats::outlier_basis::noise, 1, -1, 1, 50, NAN, 3, 0},
+               {stats::outlier_kind::link, stats::outlier_basis::noise, -1, 0, 3, 40, NAN, 1, 0}};
+  const std::vector<stats::judged_run> runs{{0, "mesh 4 KiB", &rep, true, {}}, {1, "mesh 64 KiB", &rep, true, {}}};
+  const std::vector<std::int32_t> node_of{0, 0, 1, 1}, rail_of{0, 1, 0, 1};
+  const auto v = stats::fold(runs, node_of, {}, stats::nic_groups(node_of, rail_of));
+  CHECK(v.status == stats::health::degraded);
+  REQUIRE(v.causes.size() == 2);
+  CHECK(v.causes[0].kind == stats::outlier_kind::nic);
+  CHECK(v.causes[0].counted);
+  CHECK_FALSE(v.causes[1].counted);  // the link into the NIC's rank is the NIC's
+  const io::verdict_context ctx;
+  const auto lines = io::verdict_lines(v, ranks, ctx);
+  CHECK(has(lines.at(1), "#   NIC mlx5_1 (rail 1) of b (rank 3): its sends at 50 % of the median in 2 of 2 runs"));
+  const auto d = io::drains(v, ranks, 0);
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].node == "b");
+  CHECK(has(d[0].reason, "rdmamesh: NIC mlx5_1 (rail 1): its sends at 50 %"));
+  const std::string json = io::verdict_json(v, ranks, ctx);
+  CHECK(has(json, "\"kind\": \"nic\""));
+  CHECK(has(json, "\"rail\": 1"));
+  CHECK(has(json, "\"devices\": [\n        \"mlx5_1\"\n      ]"));
 }

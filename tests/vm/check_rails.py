@@ -2,15 +2,21 @@
 """Checks a results file of a job on nodes with several NICs (tools/softroce-vm --nodes K --rails R)
 against what the launch asked for.
 
-  check_rails.py FILE --rails R [--aligned]
+  check_rails.py FILE --rails R [--aligned] [--report NODE DEV]
 
 Every rank drove the NIC of its rail on its own node (/ranks/rail, /ranks/device rxe_nodeI_R
 on host nodeI, /ranks/nics = R), chosen by the spread over equally near NICs; every NIC of every
 node drove a rank. In every run, every same-rail pair across nodes moved data, verified end to
 end where the run verified; cross-rail pairs did too (--rails all), or (--aligned) were not run
-and read NaN, not 0, in every matrix."""
+and read NaN, not 0, in every matrix. --report: analysis/report on FILE has a NICs table with a
+row per NIC, DEV's (of NODE) counted with NODE to drain and no other NIC or node counted, and
+its first heatmap draws a node's NICs apart (dotted rail boundaries, recorded in the PNG)."""
 import argparse
+import os
+import subprocess
 import sys
+import tempfile
+import zlib
 
 import h5py
 import numpy as np
@@ -28,12 +34,49 @@ def text(v):
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
+def png_text(path):
+    """The PNG's text chunks (tEXt, zTXt), as the figures wrote them."""
+    out, data = {}, open(path, "rb").read()[8:]
+    while data:
+        n = int.from_bytes(data[:4], "big")
+        kind, body, data = data[4:8], data[8:8 + n], data[12 + n:]
+        if kind == b"tEXt":
+            k, v = body.split(b"\0", 1)
+            out[k.decode()] = v.decode()
+        elif kind == b"zTXt":
+            k, v = body.split(b"\0", 1)
+            out[k.decode()] = zlib.decompress(v[1:]).decode()
+    return out
+
+
+def report(path, node, device, rails):
+    here = os.path.dirname(os.path.abspath(__file__))
+    with tempfile.TemporaryDirectory() as out:
+        p = subprocess.run([os.path.join(here, "../../analysis/report"), path, "-o", out], capture_output=True, text=True)
+        check(p.returncode == 0, f"report exited {p.returncode}: {p.stderr}")
+        if p.returncode:
+            return
+        md = open(os.path.join(out, "summary.md")).read()
+        rows = [r for r in md.split("## NICs", 1)[-1].split("\n## ", 1)[0].splitlines() if r.startswith("| node") and not r.startswith("| node |")]
+        check(len(rows) == 3 * rails, f"the NICs table has {len(rows)} rows, expected {3 * rails}")
+        for r in rows:
+            cells = [c.strip() for c in r.strip("|").split("|")]
+            want = f"counted: drain {node}" if cells[1] == device else ""
+            check(cells[-1] == want, f"NICs table row {cells}: verdict {cells[-1]!r}, expected {want!r}")
+        heat = sorted(f for f in os.listdir(out) if f.startswith("heatmap-"))
+        meta = png_text(os.path.join(out, heat[0])) if heat else {}
+        check(meta.get("rdmamesh:rail_boundaries", "") != "", f"{heat[:1]}: no rail boundaries drawn: {meta}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("file")
     ap.add_argument("--rails", type=int, required=True)
     ap.add_argument("--aligned", action="store_true")
+    ap.add_argument("--report", nargs=2, metavar=("NODE", "DEV"))
     a = ap.parse_args()
+    if a.report:
+        report(a.file, a.report[0], a.report[1], a.rails)
     with h5py.File(a.file, "r") as f:
         rk = f["ranks"]
         hosts = [text(h) for h in rk["hostname"][()]]
