@@ -7,7 +7,10 @@
 #   RDMAMESH_RESULTS   results folder (default: results/ under the submit directory)
 #   RDMAMESH_LAUNCHER  srun | mpirun | auto (default: srun --mpi=pmix when Slurm offers it)
 #   RDMAMESH_BIND      launcher | rdmamesh (default launcher; see rm_launch)
-#   RDMAMESH_ARGS      extra rdmamesh flags, appended last (e.g. "--op send -q 2")
+#   RDMAMESH_ARGS      extra rdmamesh flags, appended last (e.g. "--op send -q 2", "--rails aligned")
+#   RDMAMESH_NICS      all | mlx5_0,mlx5_3,...: test every NIC of each node (-d): the job runs as
+#                      many ranks per node as the node has NICs (at least), one rank per NIC at
+#                      least (default: unset, -d auto, the ranks per node the job asks for)
 #   RDMAMESH_ANALYSIS  the folder whose report and plot_scaling.py the jobs call (default: the
 #                      checkout's analysis/)
 
@@ -48,6 +51,23 @@ fi
 rm_launch() {
   local per_node=$1
   shift
+  # several NICs per node: at least a rank per NIC, counted on this (the batch) node, which has
+  # what every node has (rdmamesh refuses a job whose nodes differ, naming the node)
+  if [ -n "${RDMAMESH_NICS:-}" ]; then
+    local nics
+    if [ "$RDMAMESH_NICS" = all ]; then
+      nics=$(ibv_devices 2>/dev/null | awk 'NR > 2 && NF' | wc -l)
+      [ "$nics" -gt 0 ] || nics=$(find /sys/class/infiniband -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+    else
+      nics=$(tr ',' '\n' <<<"$RDMAMESH_NICS" | grep -c .)
+    fi
+    [ "$nics" -gt 0 ] || rm_die "RDMAMESH_NICS=$RDMAMESH_NICS: no RDMA device on $(hostname) (ibv_devices lists none)"
+    [ "$per_node" -ge "$nics" ] || per_node=$nics
+    # an allocation holds what it was given: a job of one task per node cannot start two
+    [ -z "${SLURM_CPUS_ON_NODE:-}" ] || [ "$SLURM_CPUS_ON_NODE" -ge "$per_node" ] ||
+      rm_die "RDMAMESH_NICS=$RDMAMESH_NICS: $(hostname) has $nics NICs, a rank each, and the job holds $SLURM_CPUS_ON_NODE CPU(s) a node: submit with sbatch --ntasks-per-node=$per_node (or --exclusive)"
+    set -- -d "$RDMAMESH_NICS" "$@"
+  fi
   local bind=${RDMAMESH_BIND:-launcher}
   case "$bind" in launcher | rdmamesh) ;; *) rm_die "RDMAMESH_BIND=$bind: use launcher or rdmamesh" ;; esac
   if [ "$rm_launcher" = srun ] && [ "$bind" = launcher ] &&

@@ -130,8 +130,9 @@ def build(res, outdir):
                                                      "bandwidth run(s) judged, no cause beyond their noise")
         lines.append(head)
         lines += [c["text"] for c in counted]
-        lines += [("seen, cleared by the retest (fine alone): " if c.get("cleared") else "seen, not counted: ") + c["text"]
-                  for c in causes if not c.get("counted")]
+        lines += [("seen, cleared by the retest (fine alone): " if c.get("cleared") else
+                   "seen, narrowed by the retest to its NIC (the others fine alone): " if c.get("narrowed") else
+                   "seen, not counted: ") + c["text"] for c in causes if not c.get("counted")]
         lines += [f"drain {d['node']}: {d['reason']}" for d in v.get("drain", [])]
         verdict = counted
     else:

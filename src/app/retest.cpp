@@ -21,7 +21,12 @@ bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size
     const auto last = c.book.last();
     if (last && last->bw && last->retest_of < 0) {
       // at most 2 x N slow pairs (a slow rank's row and column), 4 controls
-      plan = stats::plan_retest(last->bw->tx_bw, last->bw->flags, last->bw->round, c.node_of, c.o.slow_pct, 2 * c.n, 4);
+      // the pairs the finder named too (it judged them against their cohorts): so the retest
+      // confirms or clears each named rank, NIC and node, not only the pairs slow by the median
+      const stats::pair_list named =
+          last->outliers ? stats::named_pairs(last->outliers->found, c.node_of, c.nics, c.n) : stats::pair_list{};
+      plan = stats::plan_retest(last->bw->tx_bw, last->bw->flags, last->bw->round, c.node_of, c.o.slow_pct, 2 * c.n, 4,
+                                named);
       before = last->bw->tx_bw;
     }
     if (!plan.slow.empty()) text = stats::encode_pairs(plan.slow) + "|" + stats::encode_pairs(plan.controls);

@@ -45,8 +45,9 @@ annotation annotation_for(group_kind group, std::string_view n, int rank) {
       if (n == "qps") return {"QPs", {"rank"}};
       if (n == "cq_entries") return {"CQ entries", {"rank"}};
       if (n == "registered_bytes") return {"bytes", {"rank"}};
+      if (n == "nics") return {"NICs", {"rank"}};
       if (n == "port" || n == "gid_index" || n == "node" || n == "local_rank" || n == "core" || n == "pu" ||
-          n == "numa")
+          n == "numa" || n == "rail")
         return {"index", {"rank"}};
       return {"text", {"rank"}};
     }

@@ -129,9 +129,10 @@ std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<co
   }
   for (const auto& c : v.causes) {
     out.push_back(fmt::format("#   {}{}",
-                              c.counted   ? ""
-                              : c.cleared ? "seen, cleared by the retest (fine alone): "
-                                          : "seen, not counted: ",
+                              c.counted    ? ""
+                              : c.cleared  ? "seen, cleared by the retest (fine alone): "
+                              : c.narrowed ? "seen, narrowed by the retest to its NIC (the others fine alone): "
+                                           : "seen, not counted: ",
                               cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks)));
   }
   return out;
@@ -165,6 +166,7 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
            {"basis", stats::to_string(c.basis)},
            {"counted", c.counted},
            {"cleared", c.cleared},
+           {"narrowed", c.narrowed},
            {"text", cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks)},
            {"runs", c.runs},
            {"run_labels", c.labels},

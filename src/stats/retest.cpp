@@ -14,7 +14,7 @@
 namespace rdmamesh::stats {
 retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& flags, const square<std::int32_t>& round,
                         std::span<const std::int32_t> node_of, double slow_pct, std::size_t max_slow,
-                        std::size_t controls) {
+                        std::size_t controls, const pair_list& named) {
   struct entry {
     double v;
     std::uint32_t a, b;
@@ -32,7 +32,8 @@ retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& fl
   const double median = median_of(values);
   if (!(median > 0)) return plan;
   std::vector<entry> slow, fine;
-  for (const auto& e : measured) (e.v < median * slow_pct / 100 ? slow : fine).push_back(e);
+  const auto was_named = [&](const entry& e) { return std::ranges::find(named, std::pair{e.a, e.b}) != named.end(); };
+  for (const auto& e : measured) (e.v < median * slow_pct / 100 || was_named(e) ? slow : fine).push_back(e);
   std::sort(slow.begin(), slow.end(), [](const entry& x, const entry& y) { return x.v < y.v; });
   if (slow.size() > max_slow) slow.resize(max_slow);
   std::vector<std::uint32_t> involved(bw.n, 0);  // slow pairs each rank is in
@@ -66,6 +67,34 @@ retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& fl
     plan.controls.emplace_back(fine[i].a, fine[i].b);
   }
   return plan;
+}
+
+pair_list named_pairs(std::span<const outlier> found, std::span<const std::int32_t> node_of,
+                      std::span<const nic_group> nics, std::uint32_t n) {
+  pair_list out;
+  for (const auto& o : found) {
+    if (o.kind != outlier_kind::rank && o.kind != outlier_kind::node && o.kind != outlier_kind::nic) continue;
+    std::vector<std::uint8_t> member(n, 0);
+    for (std::uint32_t r = 0; r < n; ++r) {
+      member[r] = o.kind == outlier_kind::rank ? r == static_cast<std::uint32_t>(o.rank)
+                  : o.kind == outlier_kind::node
+                      ? r < node_of.size() && node_of[r] == o.node
+                      : std::ranges::any_of(nics, [&](const nic_group& g) {
+                          return g.node == o.node && g.rail == o.peer && r < g.members.size() && g.members[r];
+                        });
+    }
+    for (std::uint32_t a = 0; a < n; ++a) {
+      for (std::uint32_t b = 0; b < n; ++b) {
+        const bool send = std::isfinite(o.send_pct) && member[a] && !member[b];
+        const bool recv = std::isfinite(o.recv_pct) && !member[a] && member[b];
+        // a node's pairs among its own ranks stay inside it, as the finder judged them
+        if ((send || recv) && (o.kind != outlier_kind::node || across_nodes(node_of, a, b))) out.emplace_back(a, b);
+      }
+    }
+  }
+  std::ranges::sort(out);
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 double retest_bound_pct(const std::vector<double>& controls, double slow_pct) {

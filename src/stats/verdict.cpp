@@ -289,6 +289,46 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
       c.cleared = true;
     }
   }
+  // a node the runs named whose retest finds one NIC's ranks still slow alone and its other NICs'
+  // fine is that NIC (one slow NIC slowed its node-mate too in a health job's mesh, where
+  // both ranks' sends read 48 %; alone only the shaped NIC's stayed slow)
+  std::vector<folded_cause> narrowed;
+  for (auto& [k, c] : by) {
+    if (!c.counted || c.kind != outlier_kind::node || c.basis != outlier_basis::noise) continue;
+    const bool sends = !std::isnan(c.send_lo), receives = !std::isnan(c.recv_lo);
+    const auto both = [&](auto&& side_ok) {
+      return [&, side_ok](std::int32_t r) { return (!sends || side_ok(r, true)) && (!receives || side_ok(r, false)); };
+    };
+    const auto slow_side = [&](std::int32_t r, bool send) { return side_in(confirmed, r, send) >= 2; };
+    std::vector<std::pair<const nic_group*, std::vector<std::int32_t>>> slow;
+    std::size_t mine = 0, fine = 0;
+    for (const auto& g : nics) {
+      if (g.node != c.node) continue;
+      ++mine;
+      std::vector<std::int32_t> ranks;
+      for (std::size_t i = 0; i < g.members.size(); ++i)
+        if (g.members[i]) ranks.push_back(static_cast<std::int32_t>(i));
+      if (std::ranges::all_of(ranks, both(slow_side))) {
+        slow.emplace_back(&g, std::move(ranks));
+      } else if (std::ranges::all_of(ranks, both(cleared_side))) {
+        ++fine;
+      }
+    }
+    if (slow.empty() || slow.size() + fine != mine || fine == 0) continue;
+    c.counted = false;
+    c.narrowed = true;
+    for (const auto& [g, ranks] : slow) {
+      folded_cause n{
+          outlier_kind::nic, outlier_basis::retest, c.node, -1, g->rail, {}, {}, nan, nan, nan, nan, 0, 0, true};
+      for (auto r : ranks) {
+        for (bool send : {true, false}) {
+          if (send ? sends : receives) add_side(n, judge_side(alone, r, send, node_of), send, runs);
+        }
+      }
+      narrowed.push_back(std::move(n));
+    }
+  }
+  for (auto& n : narrowed) by.try_emplace(key{n.kind, n.basis, n.node, n.rank, n.peer}, std::move(n));
   // what the runs missed and the retest found: a rank or node already named by a run counts
   // under the run's figures; one no run named is added with the figures alone
   const auto node_counted = [&](std::int32_t node) {

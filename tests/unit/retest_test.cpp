@@ -142,3 +142,27 @@ TEST_CASE("pairs travel as text between ranks unchanged") {
   CHECK(stats::decode_pairs(stats::encode_pairs(pairs)) == pairs);
   CHECK(stats::decode_pairs("").empty());
 }
+
+TEST_CASE("plan: the sides the finder named go again too, though the run's median calls them fine") {
+  // rank 2's sends at 92 % of the median: above --slow 90 % of it, but the finder named them
+  // against their cohorts; the retest measures them alone so the verdict can confirm or clear it
+  const auto m = mesh4(95);
+  const std::vector<std::int32_t> one_node(4, 0);
+  CHECK(stats::plan_retest(m.bw, m.flags, m.round, one_node, 90, 8, 2).slow.empty());
+  const std::vector<stats::outlier> found{
+      {stats::outlier_kind::rank, stats::outlier_basis::noise, 0, 2, -1, 92, NAN, 3, 0}};
+  const auto named = stats::named_pairs(found, one_node, {}, 4);
+  CHECK(named == stats::pair_list{{2, 0}, {2, 1}, {2, 3}});
+  const auto p = stats::plan_retest(m.bw, m.flags, m.round, one_node, 90, 8, 2, named);
+  CHECK(p.slow.size() == 3);
+  for (const auto& [a, b] : p.controls) CHECK((a != 2 && b != 2));
+  // a NIC's receives (its rail's ranks on its node); a node's pairs across nodes only
+  const std::vector<std::int32_t> two_nodes{0, 0, 1, 1}, rails{0, 1, 0, 1};
+  const auto nics = stats::nic_groups(two_nodes, rails);
+  const std::vector<stats::outlier> nic{
+      {stats::outlier_kind::nic, stats::outlier_basis::noise, 1, -1, 1, NAN, 50, 3, 0}};
+  CHECK(stats::named_pairs(nic, two_nodes, nics, 4) == stats::pair_list{{0, 3}, {1, 3}, {2, 3}});
+  const std::vector<stats::outlier> node{
+      {stats::outlier_kind::node, stats::outlier_basis::noise, 0, -1, -1, 50, NAN, 4, 0}};
+  CHECK(stats::named_pairs(node, two_nodes, {}, 4) == stats::pair_list{{0, 2}, {0, 3}, {1, 2}, {1, 3}});
+}

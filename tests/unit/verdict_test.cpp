@@ -307,3 +307,39 @@ TEST_CASE("--topology: a counted uplink's pairs still slow alone name no rank or
   v = fold(runs, node_of);
   CHECK(find(v, outlier_kind::rank) != nullptr);
 }
+
+TEST_CASE("a node the runs named is narrowed to its NIC when the retest finds that NIC's ranks alone still slow") {
+  // 3 nodes x 2 NICs, a rank each: the run named node 1 (ranks 2, 3) by its sends; alone, rank 3's
+  // sends (its rail-1 NIC) stay slow and rank 2's are fine
+  const std::vector<std::int32_t> node_of{0, 0, 1, 1, 2, 2}, rail_of{0, 1, 0, 1, 0, 1};
+  const auto nics = nic_groups(node_of, rail_of);
+  outlier_report named;
+  named.found = {node2()};
+  judged_run run{0, "mesh 4 KiB", &named, true, {}};
+  for (std::uint32_t b : {0u, 1u, 4u, 5u}) {
+    run.alone.push_back(alone(3, b, true, 29));
+    run.alone.push_back(alone(2, b, false));
+  }
+  auto v = fold(std::vector<judged_run>{run}, node_of, {}, nics);
+  CHECK(v.status == health::degraded);
+  const auto* nic = find(v, outlier_kind::nic);
+  REQUIRE(nic != nullptr);
+  CHECK(nic->counted);
+  CHECK(nic->basis == outlier_basis::retest);
+  CHECK(nic->node == 1);
+  CHECK(nic->peer == 1);
+  CHECK(nic->send_lo == doctest::Approx(29));
+  const auto* node = find(v, outlier_kind::node);
+  REQUIRE(node != nullptr);
+  CHECK_FALSE(node->counted);
+  CHECK(node->narrowed);
+  // both NICs still slow alone: the node stands
+  run.alone.clear();
+  for (std::uint32_t b : {0u, 1u, 4u, 5u}) {
+    run.alone.push_back(alone(3, b, true));
+    run.alone.push_back(alone(2, b, true));
+  }
+  v = fold(std::vector<judged_run>{run}, node_of, {}, nics);
+  CHECK(find(v, outlier_kind::node)->counted);
+  CHECK(find(v, outlier_kind::nic) == nullptr);
+}

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "rdmamesh/stats/matrix.hpp"
+#include "rdmamesh/stats/outliers.hpp"
 
 namespace rdmamesh::stats {
 
@@ -24,12 +25,19 @@ struct retest_plan {
 };
 
 // From a run's send bandwidth: the measured, unfailed pairs below `slow_pct` % of the median
-// pair (at most `max_slow`, slowest first) and up to `controls` pairs of the slow pairs' class
-// (across nodes or within one, by `node_of`; the majority's) nearest that class's median that
-// share no rank with a slow pair where possible. Empty `slow` when nothing is slow.
+// pair, and those of `named` (the sides of the ranks, NICs and nodes the run's finder named,
+// which it judged against their cohorts, not the run's median: the retest then confirms or
+// clears each), at most `max_slow`, slowest first; and up to `controls` pairs of the slow pairs'
+// class (across nodes or within one, by `node_of`; the majority's) nearest that class's median
+// that share no rank with a slow pair where possible. Empty `slow` when nothing is slow.
 retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& flags, const square<std::int32_t>& round,
                         std::span<const std::int32_t> node_of, double slow_pct, std::size_t max_slow,
-                        std::size_t controls);
+                        std::size_t controls, const pair_list& named = {});
+
+// The pairs of the sides the finder named for its rank, NIC and node causes (noise or --expect):
+// a named side's pairs out of its ranks (sends) or into them (receives), measured or not.
+pair_list named_pairs(std::span<const outlier> found, std::span<const std::int32_t> node_of,
+                      std::span<const nic_group> nics, std::uint32_t n);
 
 struct retest_verdict {
   std::uint32_t src = 0, dst = 0;

@@ -42,6 +42,7 @@ struct folded_cause {
   std::uint32_t fine = 0;   // ... and its fine pairs then
   bool counted = false;     // acted on: see fold
   bool cleared = false;     // named by the runs, found fine alone by the retest
+  bool narrowed = false;    // a node the retest narrowed to its NIC(s): one still slow alone, the others fine
 };
 
 struct job_verdict {
