@@ -76,7 +76,7 @@ def fold(found):
         v = [abs(np.log(c[s])) for _, c in kv[1] for s in ("send", "recv") if np.isfinite(c[s]) and c[s] > 0]
         return -max(v, default=0)
 
-    order = {"uplink": 0, "node": 1, "rank": 2, "link": 3}
+    order = {"uplink": 0, "node": 1, "nic": 2, "rank": 3, "link": 4}
     return sorted(by.items(), key=lambda kv: (-len(kv[1]), order[kv[0][1]], kv[0][0] != "slower", severity(kv)))
 
 
@@ -98,7 +98,7 @@ def describe(res, key, seen, total):
             words = ("up", "down") if kind == "uplink" else ("its sends", "its receives")
             sides.append(f"{words[0] if side == 'send' else words[1]} at {span(v)}×")
     who = (res.who(rank) if kind == "rank" else f"uplink {res.uplink_subject(node, peer)}" if kind == "uplink"
-           else f"node {res.node_name(node)}")
+           else res.nic_name(node, peer) if kind == "nic" else f"node {res.node_name(node)}")
     return f"{who}: {runs}: {' and '.join(sides)} {REL}"
 
 
@@ -107,12 +107,12 @@ def named_in(res, run, to_after):
     numbering: {(kind, node name, rank, peer): its figure}."""
     out = {}
     for c in run.causes:
-        if c.kind not in ("node", "rank", "link", "uplink"):
+        if c.kind not in ("node", "rank", "link", "uplink", "nic"):
             continue
         rank = int(to_after[c.rank]) if c.rank >= 0 else -1
-        peer = int(to_after[c.peer]) if c.peer >= 0 else -1
-        node = (res.node_name(c.node) if c.kind == "node" else res.uplink_subject(c.node, c.peer)
-                if c.kind == "uplink" else "")
+        peer = int(to_after[c.peer]) if c.peer >= 0 and c.kind not in ("uplink", "nic") else c.peer
+        node = (res.node_name(c.node) if c.kind == "node" else res.nic_name(c.node, c.peer) if c.kind == "nic"
+                else res.uplink_subject(c.node, c.peer) if c.kind == "uplink" else "")
         words = ("up", "down") if c.kind == "uplink" else ("its sends", "its receives")
         sides = [f"{w} at {v:.2g} %" for w, v in zip(words, (c.send_pct, c.recv_pct)) if np.isfinite(v)]
         out[(c.kind, node, rank, peer)] = " and ".join(sides) + " of the median"
@@ -139,10 +139,11 @@ def new_causes(before, after, pairs, perm):
 
     def who(key):
         kind, node, rank, peer = key
-        return {"node": f"node {node}", "uplink": f"uplink {node}", "rank": after.who(rank)}.get(
+        return {"node": f"node {node}", "uplink": f"uplink {node}", "rank": after.who(rank),
+                "nic": node}.get(
             kind, f"link {after.who(rank)} -> {after.who(peer) if peer >= 0 else '?'}")
 
-    order = {"uplink": 0, "node": 1, "rank": 2, "link": 3}
+    order = {"uplink": 0, "node": 1, "nic": 2, "rank": 3, "link": 4}
     n_bw = sum(a.mode == "bw" for _, a in pairs)
     lines = [f"{who(k)}: newly named in {len(v)} of {n_bw} matched runs ({', '.join(l for l, _ in v)}): "
              f"{v[0][1]} there, not named before"
@@ -186,7 +187,8 @@ def build(before, after, outdir, threshold):
         # time) and are counted apart, never named.
         rel = ratio / job
         slower = findings.localize(np.log(np.where(ok, ratio, 1.0)), ok, after.nodes,
-                                   a_run.data["round"].astype(int), np.log(lo), uplinks=after.uplinks())
+                                   a_run.data["round"].astype(int), np.log(lo), uplinks=after.uplinks(),
+                                   rails=after.rails if after.multi_nic() else None)
         found += [(label, "slower", c) for c in slower]
         n_faster = int((ok & (rel > hi)).sum())
         if n_faster:

@@ -176,7 +176,7 @@ def _residuals(z, use, cls, rounds, min_spread):
     return e, spread
 
 
-def localize(logs, judged, nodes, rounds, floor, k=3.0, k_link=4.0, min_spread=0.02, uplinks=()):
+def localize(logs, judged, nodes, rounds, floor, k=3.0, k_link=4.0, min_spread=0.02, uplinks=(), rails=None):
     """The smallest causes of the pairs whose `logs` (a log ratio per pair, e.g. after ÷ before)
     fall below their cohort, by the rule rdmamesh applies to a run (stats/outliers.cpp): each
     pair against the median of its cohort (same class, within or across nodes, and same round
@@ -187,9 +187,19 @@ def localize(logs, judged, nodes, rounds, floor, k=3.0, k_link=4.0, min_spread=0
     pairs); the one explaining most slow pairs (below `floor`) first; single pairs at k_link
     times the pairs' spread. Pairs that rose are never causes. Returns dicts with kind, node,
     rank, peer, send, recv (the named side's median as a ratio to its cohort, NaN otherwise),
-    pairs, fine."""
+    pairs, fine. `rails` (each rank's rail, where nodes drive several NICs): each NIC of such a node
+    is a candidate too (its peer its rail), and pairs across rails a class of their own."""
     n = logs.shape[0]
     cls = (nodes[:, None] != nodes[None, :]).astype(int)
+    nics = []  # (node, rail, its ranks) of the nodes that drive several NICs
+    if rails is not None:
+        rails = np.asarray(rails, dtype=int)
+        for nd in sorted(set(nodes.tolist())):
+            mine = sorted(set(rails[nodes == nd].tolist()) - {-1})
+            if len(mine) > 1:
+                nics += [(int(nd), r, (nodes == nd) & (rails == r)) for r in mine]
+        if nics:
+            cls += 16 * ((cls > 0) & (rails[:, None] != rails[None, :]))
     for _, under in uplinks:  # and the uplinks the path crosses: like with like, as rank 0's finder
         on = np.zeros(n, dtype=bool)
         on[np.asarray(under, dtype=int)] = True
@@ -236,9 +246,12 @@ def localize(logs, judged, nodes, rounds, floor, k=3.0, k_link=4.0, min_spread=0
             same[twin[0][1]] = int(sw)
         elif 0 < on.sum() < n:
             members.append(("uplink", int(sw), -1, on, True))
-    switches = bool(members)
+    switches = bool(members) or bool(nics)
     if len(set(nodes.tolist())) > 1:
         members += [("node", int(nd), -1, nodes == nd, True) for nd in sorted(set(nodes.tolist()))]
+    # a NIC before its ranks (the tie of a rank per NIC is the NIC's), its pairs to its node's other
+    # NICs its own; its rail rides in the rank slot as -2 - rail
+    members += [("nic", nd, -2 - r, on, False) for nd, r, on in nics]
     members += [("rank", int(nodes[r]), r, np.arange(n) == r, False) for r in range(n)]
     covered, explained, out = np.zeros_like(judged), np.zeros_like(judged), []
     while True:
@@ -273,7 +286,8 @@ def localize(logs, judged, nodes, rounds, floor, k=3.0, k_link=4.0, min_spread=0
             break
         _, _, i, sides, z = best
         kind, node, rank, _, _ = members.pop(i)
-        c = dict(kind=kind, node=node, rank=rank, peer=same.get(node, -1) if kind == "uplink" else -1,
+        c = dict(kind=kind, node=node, rank=-1 if kind == "nic" else rank,
+                 peer=same.get(node, -1) if kind == "uplink" else -2 - rank if kind == "nic" else -1,
                  send=float("nan"), recv=float("nan"), pairs=0, fine=0)
         for (m, ok), key in zip(sides, ("send", "recv")):
             if not ok and kind == "uplink":  # the other way's acknowledgements: its evidence too
