@@ -67,6 +67,27 @@ int mapped_nic(const topo_desc& topo, const std::vector<std::string>& map, int l
                   names.empty() ? 0 : names.size() - 1));
 }
 
+// --bind nic with --nic-map: local rank i takes the next free core near its mapped NIC, else the
+// next free one of `base`; by local rank (more ranks than cores wrap onto `base`).
+std::vector<int> mapped_order(const topo_desc& topo, const std::vector<std::string>& map, int local_size,
+                              const std::vector<int>& base) {
+  std::set<int> taken;
+  std::vector<int> out;
+  for (int i = 0; i < local_size; ++i) {
+    const nic_desc& nic = topo.nics[static_cast<std::size_t>(mapped_nic(topo, map, i))];
+    auto free_near = std::find_if(base.begin(), base.end(), [&](int c) {
+      const core_desc* core = core_by_index(topo, c);
+      return !taken.count(c) && core != nullptr && near(nic, *core);
+    });
+    if (free_near == base.end())
+      free_near = std::find_if(base.begin(), base.end(), [&](int c) { return !taken.count(c); });
+    const int c = free_near != base.end() ? *free_near : base[static_cast<std::size_t>(i) % base.size()];
+    taken.insert(c);
+    out.push_back(c);
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* to_string(nic_how h) {
@@ -154,10 +175,14 @@ placement place(const topo_desc& topo, int local_rank, int local_size, bind_kind
     if (p.cpus.size() == 1) p.pu = p.cpus.front();
     if (nodes.size() == 1) p.numa = *nodes.begin();
   } else {
-    const std::vector<int> order = core_order(topo, bind);
+    const std::vector<int> base = core_order(topo, bind);
+    // --nic-map with --bind nic: each rank near the NIC the map gives it
+    const std::vector<int> order = !nic_map.empty() && bind == bind_kind::nic && !base.empty()
+                                       ? mapped_order(topo, nic_map, local_size, base)
+                                       : base;
     if (!order.empty()) {
       const std::size_t i = static_cast<std::size_t>(local_rank) % order.size();
-      p.more_ranks_than_cores = static_cast<std::size_t>(local_size) > order.size();
+      p.more_ranks_than_cores = static_cast<std::size_t>(local_size) > base.size();
       const core_desc* c = core_by_index(topo, order[i]);
       p.source = bound_by::rdmamesh;
       p.core = c->core;

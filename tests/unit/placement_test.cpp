@@ -248,3 +248,16 @@ TEST_CASE("-d all or a list: every node has every rail and every NIC drives a ra
   CHECK_THROWS_WITH_AS(fabric::check_nics({rank(0, 0, 2, "n1"), rank(0, 1, 2, "n1")}, o),
                        doctest::Contains("no rail has two ranks"), usage_error);
 }
+
+TEST_CASE("--nic-map with --bind nic: each rank sits near the NIC the map gives it") {
+  const topo_desc t = machine({{"mlx5_0", 0}, {"mlx5_1", 1}});
+  const std::vector<std::string> map{"1", "1", "0", "0"};  // ranks 0, 1 on mlx5_1 (package 1)
+  std::set<int> used;
+  for (int r = 0; r < 4; ++r) {
+    const auto p = fabric::place(t, r, 4, bind_kind::nic, map);
+    CAPTURE(r);
+    CHECK(used.insert(p.core).second);
+    CHECK(core(t, p.core).package == (r < 2 ? 1 : 0));
+    CHECK(p.device == (r < 2 ? "mlx5_1" : "mlx5_0"));
+  }
+}
