@@ -257,6 +257,7 @@ std::vector<std::string> nic_candidates(const std::vector<device_desc>& devices,
   if (devices.empty())
     throw usage_error(fmt::format("-d {}: no RDMA device{}; {}", o.ib_dev, where, no_device_message()));
   out = o.ib_dev == "all" ? names : named_devices(o);
+  if (o.ib_dev != "all" && out.size() == 1) return out;  // one name: choose_port says what is wrong with it
   for (const auto& n : out) {
     const auto it = find(n);
     if (it == devices.end()) {

@@ -123,7 +123,7 @@ bad() {
     { fail "$name: the error does not say '$want'"; cat "$tmp/$name.err"; }
   echo "ok   $name: $(grep '^rdmamesh: error:' "$tmp/$name.err")"
 }
-bad missing "RDMA device 'rxe_nope' not found on node[123]; pick from rxe_node[123]_0, rxe_node[123]_1 with -d" 3 \
+bad missing "RDMA device 'rxe_nope' not found; pick one of rxe_node[123]_0, rxe_node[123]_1 with -d/--ib-dev" 3 \
   "${three[@]}" "$bin" -d rxe_nope -D 1
 bad one-rank "-d all: node1 runs 1 rank\(s\) for its 2 NICs, so rail\(s\) 1 get none; run at least 2 ranks per node" 1 \
   --host node1:1,node2:1,node3:1 "$bin" -d all -D 1

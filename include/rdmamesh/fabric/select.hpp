@@ -62,8 +62,8 @@ std::vector<std::string> named_devices(const options& o);
 
 // The NICs a node's ranks choose among, in rail order (rail k is the k-th): -d's list as given;
 // `all` every device and auto every device with an ACTIVE port, both in name order (mlx5_2 before
-// mlx5_10). Throws usage_error naming the fix for a device that is missing (on `host`) or, where
-// named or `all`, has no ACTIVE port.
+// mlx5_10). Throws usage_error naming the fix for a device of a list (or of `all`) that is
+// missing (on `host`) or has no ACTIVE port; a single name is choose_port's to judge.
 std::vector<std::string> nic_candidates(const std::vector<device_desc>& devices, const options& o,
                                         const std::string& host);
 
