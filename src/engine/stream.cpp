@@ -23,6 +23,9 @@ stream::stream(const options& o, const plan::layout& l, std::uint32_t rank, std:
   for (const auto& link : core_.links()) {
     tx_session t;
     t.link = link;
+    t.local_base = core_.buf() + l.tx_offset(link.session, 0);
+    t.local_stride = l.tx_slots ? l.slot_stride : 0;
+    t.local_slots = std::max<std::uint32_t>(l.tx_slots, 1);
     tx_.push_back(t);
     rx_session r;
     r.peer = link.peer;
@@ -59,6 +62,7 @@ void stream::begin_round(std::uint64_t size, const plan::round_role& role) {
     case op_kind::send: opcode_ = IBV_WR_SEND; break;
     case op_kind::read: opcode_ = IBV_WR_RDMA_READ; break;
   }
+  prepare_wrs();
   auto listed = [](const std::vector<std::uint32_t>& v, std::uint32_t p) {
     return std::find(v.begin(), v.end(), p) != v.end();
   };

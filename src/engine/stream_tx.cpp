@@ -11,68 +11,109 @@
 
 namespace rdmamesh::engine {
 
+void stream::prepare_wrs() {
+  for (std::size_t i = 0; i < wr_.size(); ++i) {
+    sge_[i] = {0, static_cast<std::uint32_t>(size_), core_.lkey()};
+    wr_[i] = {};
+    wr_[i].next = i + 1 < wr_.size() ? &wr_[i + 1] : nullptr;
+    wr_[i].sg_list = &sge_[i];
+    wr_[i].num_sge = 1;
+    wr_[i].opcode = opcode_;
+    wr_[i].send_flags = send_flags_;
+  }
+}
+
+// One list of n WRs: the per-message part of each (where: both sides' slots, by cursor; which:
+// wr_id, imm), the rest written once by prepare_wrs (unsignaled; the list's one signaled WR, if
+// any, is marked for this post alone). tools/bench-ipm counts this path's instructions per
+// message: what is left to the host on a real NIC.
+[[gnu::always_inline]] inline bool stream::post_list(tx_session& s, std::uint64_t n, bool signal_last) {
+  const std::uint64_t first = s.posted;
+  const bool verify = core_.opts().verify && opcode_ != IBV_WR_RDMA_READ;
+  const bool imm = opcode_ == IBV_WR_RDMA_WRITE_WITH_IMM;
+  std::uint32_t slot = s.remote_slot;
+  std::uint32_t local_slot = s.local_slot;
+  const std::uint64_t id = make_wr_id(s.link.session, 0);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::uint64_t seq = first + i;
+    std::byte* local = s.local_base + s.local_stride * local_slot;
+    if (++local_slot == s.local_slots) local_slot = 0;
+    if (verify) [[unlikely]] {
+      fill_pattern(local, size_, {core_.rank(), s.link.peer, seq, s.link.lane});
+      if (core_.corrupts(s.link.peer, s.link.lane, seq)) local[size_ / 2] ^= std::byte{0xff};
+    }
+    sge_[i].addr = reinterpret_cast<std::uintptr_t>(local);
+    ibv_send_wr& wr = wr_[i];
+    wr.wr_id = id | (seq & seq_mask);
+    if (imm) wr.imm_data = htonl(static_cast<std::uint32_t>(seq));
+    wr.wr.rdma.remote_addr = s.link.remote_addr + slot * s.link.remote_stride;
+    wr.wr.rdma.rkey = s.link.rkey;
+    if (++slot == s.link.remote_slots) slot = 0;
+  }
+  // which WR of the list completes (the others are covered by it): the last of those that end
+  // a CQ-moderation group, end the round, or (signal_last) end the list
+  std::uint64_t signaled = n;  // none
+  std::uint64_t next_signal = s.next_signal;
+  if (n == 1) {  // -l 1, the default: no division on the way
+    const bool group_end = first + 1 == next_signal;
+    if (group_end) next_signal += cq_mod_;
+    if (group_end || first + 1 == s.limit || signal_last) signaled = 0;
+  } else if (next_signal - 1 - first < n) {
+    const std::uint64_t more = (first + n - next_signal) / cq_mod_;  // group ends after the first in the list
+    signaled = next_signal - 1 - first + more * cq_mod_;
+    next_signal += (more + 1) * cq_mod_;
+  }
+  if (n > 1) {
+    if (const std::uint64_t end = s.limit - 1 - first; end < n)
+      signaled = signaled == n ? end : std::max(signaled, end);
+    if (signal_last) signaled = n - 1;
+  }
+  if (signaled < n) wr_[signaled].send_flags = IBV_SEND_SIGNALED | send_flags_;
+  // a short list ends early: cut the chain there for this post, and mend it after
+  ibv_send_wr* const cut = n < wr_.size() ? wr_[n - 1].next : nullptr;
+  if (cut) wr_[n - 1].next = nullptr;
+  ibv_send_wr* bad = nullptr;
+  const int rc = ibv_post_send(s.link.qp, wr_.data(), &bad);
+  if (cut) wr_[n - 1].next = cut;
+  if (signaled < n) wr_[signaled].send_flags = send_flags_;
+  if (rc != 0) [[unlikely]] {
+    post_failed(s, n, rc);
+    return false;
+  }
+  s.posted = first + n;
+  posted_ += static_cast<int>(n);
+  if (signaled < n) s.signaled_upto = first + signaled + 1;
+  s.next_signal = next_signal;
+  s.remote_slot = slot;
+  s.local_slot = local_slot;
+  return true;
+}
+
+[[gnu::cold, gnu::noinline]] void stream::post_failed(tx_session& s, std::uint64_t n, int rc) {
+  fail_tx(s, fmt::format("ibv_post_send(qp={:#x}, wrs={}, len={}, outstanding={}) failed: {}", s.link.qp->qp_num, n,
+                         size_, s.posted - s.completed, std::strerror(rc)));
+}
+
+bool stream::post_batch(tx_session& s, std::uint64_t n, bool signal_last) {
+  return post_list(s, n, signal_last);
+}
+
 void stream::post_sends(tx_session& s) {
   const std::uint64_t room_end = s.completed + core_.layout().window;
   const std::uint64_t list = wr_.size();
   // A few lists per pass, then back to the CQs: a mesh rank also receives, and its peers'
   // messages need re-posted receives (on software RDMA a post can carry milliseconds of work).
-  constexpr int lists_per_pass = 8;
-  for (int k = 0; k < lists_per_pass; ++k) {
+  // Small messages carry little work each: up to 16 KiB of them per pass, as perftest fills its
+  // window before it polls (a pass's clock read and CQ poll then cost a 64 B message ~8x less:
+  // tools/bench-ipm).
+  const std::uint64_t lists_per_pass =
+      std::max<std::uint64_t>(8, (16 << 10) / std::max<std::uint64_t>(size_ * list, 1));
+  for (std::uint64_t k = 0; k < lists_per_pass; ++k) {
     const std::uint64_t n = std::min(list, s.limit - s.posted);
     // whole lists only (as perftest), except the last WRs of an iterations round
     if (n == 0 || s.posted + n > room_end) return;
-    if (!post_batch(s, n, false)) return;
+    if (!post_list(s, n, false)) return;
   }
-}
-
-bool stream::post_batch(tx_session& s, std::uint64_t n, bool signal_last) {
-  const plan::layout& l = core_.layout();
-  const bool verify = core_.opts().verify;
-  const bool read = opcode_ == IBV_WR_RDMA_READ;
-  const auto len = static_cast<std::uint32_t>(size_);
-  std::uint64_t signaled_upto = s.signaled_upto;
-  std::uint64_t next_signal = s.next_signal;
-  std::uint32_t slot = s.remote_slot;
-  for (std::uint64_t i = 0; i < n; ++i) {
-    const std::uint64_t seq = s.posted + i;
-    std::byte* local = core_.buf() + l.tx_offset(s.link.session, seq);
-    if (verify && !read) {
-      fill_pattern(local, size_, {core_.rank(), s.link.peer, seq, s.link.lane});
-      if (core_.corrupts(s.link.peer, s.link.lane, seq)) local[size_ / 2] ^= std::byte{0xff};
-    }
-    const bool group_end = seq + 1 == next_signal;
-    if (group_end) next_signal += cq_mod_;
-    const bool signaled = group_end || seq + 1 == s.limit || (signal_last && i + 1 == n);
-    if (signaled) signaled_upto = seq + 1;
-
-    ibv_sge& sge = sge_[i];
-    sge.addr = reinterpret_cast<std::uintptr_t>(local);
-    sge.length = len;
-    sge.lkey = core_.lkey();
-    ibv_send_wr& wr = wr_[i];
-    wr.wr_id = make_wr_id(s.link.session, seq);
-    wr.next = i + 1 < n ? &wr_[i + 1] : nullptr;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = opcode_;
-    wr.send_flags = (signaled ? IBV_SEND_SIGNALED : 0) | send_flags_;
-    wr.imm_data = htonl(static_cast<std::uint32_t>(seq));
-    wr.wr.rdma.remote_addr = s.link.remote_addr + slot * s.link.remote_stride;
-    wr.wr.rdma.rkey = s.link.rkey;
-    if (++slot == s.link.remote_slots) slot = 0;
-  }
-  ibv_send_wr* bad = nullptr;
-  if (int rc = ibv_post_send(s.link.qp, wr_.data(), &bad); rc != 0) {
-    fail_tx(s, fmt::format("ibv_post_send(qp={:#x}, wrs={}, len={}, outstanding={}) failed: {}", s.link.qp->qp_num, n,
-                           len, s.posted - s.completed, std::strerror(rc)));
-    return false;
-  }
-  s.posted += n;
-  posted_ += static_cast<int>(n);
-  s.signaled_upto = signaled_upto;
-  s.next_signal = next_signal;
-  s.remote_slot = slot;
-  return true;
 }
 
 void stream::poll_send_cq() {

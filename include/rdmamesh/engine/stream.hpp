@@ -54,8 +54,12 @@ class stream {
     std::uint64_t posted = 0, completed = 0, signaled_upto = 0;  // cumulative over rounds
     std::uint64_t limit = 0;                                     // cumulative WR count the round may reach
     std::uint64_t next_signal = 0;                               // the next seq + 1 that ends a cq_mod group
-    std::uint32_t remote_slot = 0;  // posted % remote_slots, kept as a cursor: no division per WR
-    std::uint64_t round_base = 0;   // `completed` when the round began
+    std::uint32_t remote_slot = 0;    // posted % remote_slots, kept as a cursor: no division per WR
+    std::uint32_t local_slot = 0;     // posted % the layout's tx slots, likewise
+    std::byte* local_base = nullptr;  // the session's first tx slot; its slots are local_stride apart
+    std::uint64_t local_stride = 0;   // 0: one slot (the layout has no tx slots per session)
+    std::uint32_t local_slots = 1;
+    std::uint64_t round_base = 0;  // `completed` when the round began
     std::uint64_t at_start = 0, at_end = 0;
     clock::time_point done{};
     bool active = false, failed = false;
@@ -72,6 +76,9 @@ class stream {
   void post_sends(tx_session& s);
   void pace();  // RDMAMESH_FAULT=slow: start a pause after a paced session's completion
   bool post_batch(tx_session& s, std::uint64_t n, bool signal_last);
+  bool post_list(tx_session& s, std::uint64_t n, bool signal_last);  // post_batch, inlined in post_sends
+  void post_failed(tx_session& s, std::uint64_t n, int rc);          // cold: the error's text
+  void prepare_wrs();  // what every WR of a round shares, written once: a post fills in the rest
   void poll_send_cq();
   void poll_recv_cq();
   void on_recv(rx_session& r, const ibv_wc& wc);
