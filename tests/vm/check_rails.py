@@ -16,10 +16,12 @@ import os
 import subprocess
 import sys
 import tempfile
-import zlib
 
 import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_cluster import png_text, text  # noqa: E402
 
 errors = []
 
@@ -28,25 +30,6 @@ def check(ok, msg):
     if not ok:
         errors.append(msg)
         print(f"check_rails: {msg}", file=sys.stderr)
-
-
-def text(v):
-    return v.decode() if isinstance(v, bytes) else str(v)
-
-
-def png_text(path):
-    """The PNG's text chunks (tEXt, zTXt), as the figures wrote them."""
-    out, data = {}, open(path, "rb").read()[8:]
-    while data:
-        n = int.from_bytes(data[:4], "big")
-        kind, body, data = data[4:8], data[8:8 + n], data[12 + n:]
-        if kind == b"tEXt":
-            k, v = body.split(b"\0", 1)
-            out[k.decode()] = v.decode()
-        elif kind == b"zTXt":
-            k, v = body.split(b"\0", 1)
-            out[k.decode()] = zlib.decompress(v[1:]).decode()
-    return out
 
 
 def report(path, node, device, rails):
