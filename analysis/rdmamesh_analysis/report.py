@@ -80,11 +80,13 @@ def nic_table(res, run):
     measured = run.measured()
     tx = np.where(measured, run.data["tx_bw"].astype(float), np.nan)
     rx = np.where(measured, run.data["rx_bw"].astype(float), np.nan) if "rx_bw" in run.data else tx
-    counted = {}
+    counted, cleared = {}, set()
     for c in (res.verdict or {}).get("causes", []):
         if c.get("counted") and c["kind"] in ("nic", "node"):
             for h in c.get("nodes", []):
                 counted.setdefault(h, []).append(("nic", c.get("rail")) if c["kind"] == "nic" else ("node", None))
+        if c.get("cleared") and c["kind"] == "nic":
+            cleared |= {(h, c.get("rail")) for h in c.get("nodes", [])}
     rows = []
     for node in sorted(set(res.nodes.tolist()), key=lambda k: np.flatnonzero(res.nodes == k)[0]):
         mine = sorted(set(rails[res.nodes == node].tolist()) - {-1})
@@ -99,7 +101,8 @@ def nic_table(res, run):
             said = counted.get(host, [])
             what = (f"counted: drain {host}" if ("nic", rail) in said else
                     "its node counted" if ("node", None) in said else
-                    f"named in {len(named)} run(s)" if named else "")
+                    f"named in {len(named)} run(s), cleared by the retest (fine alone)" if named and (host, rail) in cleared
+                    else f"named in {len(named)} run(s)" if named else "")
             rows.append([host, res.ranks["device"][on[0]], rail, ",".join(map(str, on)),
                          fmt(np.nansum(tx[on, :]) * GB), fmt(np.nansum(rx[:, on]) * GB), pairs, what])
     return rows

@@ -370,8 +370,9 @@ void add_output_flags(CLI::App& app, options& o, flag_text& t) {
       ->option_text("FILE");
   app.add_flag("--quiet", o.quiet, "No progress lines on stderr (one per run when a job has several)");
   app.add_flag("--retest", o.retest,
-               "After a mesh or shift run with slow pairs, run each alone (with healthy control pairs): still "
-               "slow alone means the link or NIC, fine alone means contention");
+               "After a mesh or shift run with slow pairs, run each alone (with healthy control pairs), and every "
+               "pair of a rank, NIC or node the run named: still slow alone means the link or NIC, fine alone means "
+               "contention");
   app.add_flag("--verify", o.verify, "Fill every payload with a (src, dst, seq) pattern and check it on arrival");
   app.add_option("--timeout", o.timeout_s,
                  "Seconds without any sign of life from a peer before it is named dead or hung (not a bound on "

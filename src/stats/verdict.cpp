@@ -260,8 +260,21 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
   // a side of a rank that the retest measured alone and found fine (two pairs or more, none
   // still slow) was slowed by its round, not by its NIC: contention, or a CPU it shares with
   // busy ranks (a one-rank node starved of CPU read 80 % inside ±3 % on a healthy fabric)
+  // ... where its pairs still slow alone all end at a rank sick alone (two or more of its sends
+  // or receives still slow): that rank's evidence (a healthy NIC's send into a shaped one stays
+  // slow alone, its acknowledgements queued behind the shaped port: 2026-11-26, vm.rails)
+  std::set<std::int32_t> sick_alone;
+  for (const auto& [k, pct] : confirmed) {
+    for (std::int32_t r : {k.first, k.second}) {
+      if (side_in(confirmed, r, true) >= 2 || side_in(confirmed, r, false) >= 2) sick_alone.insert(r);
+    }
+  }
   const auto cleared_side = [&](std::int32_t rank, bool sends) {
-    return side_in(confirmed, rank, sends) == 0 && side_in(cleared, rank, sends) >= 2;
+    const auto slow_here = std::ranges::count_if(confirmed, [&](const auto& p) {
+      const auto [a, b] = p.first;
+      return (sends ? a : b) == rank && !sick_alone.contains(sends ? b : a);
+    });
+    return slow_here == 0 && side_in(cleared, rank, sends) >= 2 && !sick_alone.contains(rank);
   };
   // a rank or node is cleared when every side it was named for is, on each of its ranks
   const auto cleared_cause = [&](const folded_cause& c) {

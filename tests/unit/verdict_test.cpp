@@ -343,3 +343,27 @@ TEST_CASE("a node the runs named is narrowed to its NIC when the retest finds th
   CHECK(find(v, outlier_kind::node)->counted);
   CHECK(find(v, outlier_kind::nic) == nullptr);
 }
+
+TEST_CASE("a rank named beside a sick one is cleared when its only pair still slow alone goes into the sick one") {
+  // the run named rank 1 (its CPU shared with the shaped rank 3) and rank 3; alone, rank 3's
+  // sends stay slow, and rank 1's send into rank 3 too (its acknowledgements wait behind rank
+  // 3's shaped port): that pair is rank 3's evidence, and rank 1's other sends are fine
+  outlier_report named;
+  named.found = {{outlier_kind::rank, outlier_basis::noise, 1, 3, -1, 19, NAN, 5, 0},
+                 {outlier_kind::rank, outlier_basis::noise, 0, 1, -1, 57, NAN, 4, 1}};
+  judged_run run{0, "mesh 4 KiB", &named, true, {}};
+  for (std::uint32_t b : {0u, 1u, 4u, 5u}) run.alone.push_back(alone(3, b, true, 20));
+  run.alone.push_back(alone(1, 3, true, 40));
+  for (std::uint32_t b : {0u, 4u, 5u}) run.alone.push_back(alone(1, b, false));
+  const std::vector<std::int32_t> node_of{0, 0, 1, 1, 2, 2};
+  const auto v = fold(std::vector<judged_run>{run}, node_of);
+  int counted = 0;
+  for (const auto& c : v.causes) {
+    if (c.kind != outlier_kind::rank) continue;
+    CAPTURE(c.rank);
+    CHECK(c.counted == (c.rank == 3));
+    CHECK(c.cleared == (c.rank == 1));
+    counted += c.counted;
+  }
+  CHECK(counted == 1);
+}

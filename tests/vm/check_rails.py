@@ -44,8 +44,9 @@ def report(path, node, device, rails):
         check(len(rows) == 3 * rails, f"the NICs table has {len(rows)} rows, expected {3 * rails}")
         for r in rows:
             cells = [c.strip() for c in r.strip("|").split("|")]
-            want = f"counted: drain {node}" if cells[1] == device else ""
-            check(cells[-1] == want, f"NICs table row {cells}: verdict {cells[-1]!r}, expected {want!r}")
+            # the shaped NIC counted; another at most named by a run and cleared by the retest
+            ok = cells[-1] == f"counted: drain {node}" if cells[1] == device else not cells[-1].startswith("counted")
+            check(ok, f"NICs table row {cells}: verdict {cells[-1]!r}")
         heat = sorted(f for f in os.listdir(out) if f.startswith("heatmap-"))
         meta = png_text(os.path.join(out, heat[0])) if heat else {}
         check(meta.get("rdmamesh:rail_boundaries", "") != "", f"{heat[:1]}: no rail boundaries drawn: {meta}")

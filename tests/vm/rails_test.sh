@@ -30,7 +30,10 @@ grep -q "pattern mesh,shift (rails aligned: same-rail pairs only)" "$tmp/aligned
 later "aligned: same-rail pairs only, the others NaN" "$here/check_rails.py" "$tmp/aligned.h5" --rails 2 --aligned
 
 # shaped NAME DEVS -- CHECK_VERDICT_ARGS: tbf at half of what each shaped NIC carried in the
-# clean run (its rank's sends, from the mesh's matrix); up to two launches while it reads
+# clean run (its rank's sends, from the mesh's matrix), with --retest as a health job runs (the
+# VM's ranks of one local rank share a vCPU, so a rank beside the shaped one can read slow in
+# the run: 57 % in a CI run; alone it is fine and the verdict clears it, and only the verdict
+# is held to name the shaped NIC alone); up to two launches while it reads
 # healthy, or while a QP fails at the shaped port (rxe under TCG can fail one there: see
 # failed_at; accepted on the last launch, where every failed pair must have an end on a shaped
 # NIC's rank and the verdict still names it). Sets $failed when the kept launch had failed pairs.
@@ -47,7 +50,8 @@ shaped() {
   done
   while :; do
     left=$((left - 1))
-    miss_ok=$((left > 0 ? 1 : 0)) failed_on=$ranks job "$name" 5 -- "${three[@]}" -- -d all -s 4K -Q 1 -D 2 --warmup 0.3
+    miss_ok=$((left > 0 ? 1 : 0)) failed_on=$ranks job "$name" 5 -- "${three[@]}" -- -d all -s 4K -Q 1 -D 2 --warmup 0.3 \
+      --retest
     case $? in
       2) continue ;;  # read healthy: missed
       0) if [ "$left" -gt 0 ] && failed_at "$tmp/$name.txt" $ranks; then
@@ -62,7 +66,6 @@ shaped() {
   [ -s "$tmp/$name.txt" ] || return
   failed=0
   failed_at "$tmp/$name.txt" $ranks && failed=1
-  [ "$failed" = 1 ] || [ "$(grep -c '^# slow: ' "$tmp/$name.txt")" = 1 ] || fail "$name: expected exactly one '# slow:' line"
   later "$name: the verdict" "$here/check_verdict.py" "$tmp/$name.h5" "$tmp/$name.verdict.json" "$@"
 }
 shaped nic "roce2_1" -- --nic node2 rxe_node2_1
