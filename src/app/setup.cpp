@@ -175,7 +175,7 @@ struct placed {
 };
 
 placed place_rank(const options& o, const setup& s) {
-  const auto devices = fabric::discover(fabric::named_devices(o));
+  const auto devices = fabric::discover(o.ib_devs);
   // the node's NICs in rail order; each rank takes one
   const std::vector<std::string> usable = fabric::nic_candidates(devices, o, fabric::this_host());
   placed p;
@@ -193,6 +193,7 @@ placed place_rank(const options& o, const setup& s) {
   if (p.where.source == fabric::bound_by::rdmamesh) p.topo->bind_process(p.where.pu);
   options chosen = o;
   chosen.ib_dev = p.where.device;
+  chosen.ib_devs = {p.where.device};
   p.port = fabric::choose_port(devices, chosen);
   return p;
 }

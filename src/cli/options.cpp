@@ -389,6 +389,13 @@ void apply(const flag_text& t, options& o) {
   o.mode = t.mode == "lat" ? mode_kind::lat : mode_kind::bw;
   o.bind = t.bind == "core" ? bind_kind::core : t.bind == "none" ? bind_kind::none : bind_kind::nic;
   if (o.ib_dev == "auto") o.ib_dev.clear();
+  if (!o.ib_dev.empty() && o.ib_dev != "all") {
+    o.ib_devs = split_commas(o.ib_dev);
+    if (std::ranges::any_of(o.ib_devs, [](const auto& n) { return n.empty() || n == "all" || n == "auto"; })) {
+      throw usage_error(
+          fmt::format("-d {}: give auto, all, or device names separated by commas (-d mlx5_0,mlx5_1)", o.ib_dev));
+    }
+  }
   if (!t.nic_map.empty()) o.nic_map = split_commas(t.nic_map);
   o.rails = t.rails == "aligned" ? rails_kind::aligned : rails_kind::all;
   if (!t.pattern.empty()) {

@@ -221,25 +221,6 @@ bool usable(const device_desc& d, int port) {
 
 }  // namespace
 
-std::vector<std::string> named_devices(const options& o) {
-  if (o.ib_dev.empty() || o.ib_dev == "all") return {};
-  std::vector<std::string> out;
-  std::size_t pos = 0;
-  while (true) {
-    const std::size_t comma = o.ib_dev.find(',', pos);
-    out.push_back(o.ib_dev.substr(pos, comma - pos));
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  for (const auto& name : out) {
-    if (name.empty() || name == "all" || name == "auto") {
-      throw usage_error(
-          fmt::format("-d {}: give auto, all, or device names separated by commas (-d mlx5_0,mlx5_1)", o.ib_dev));
-    }
-  }
-  return out;
-}
-
 std::vector<std::string> nic_candidates(const std::vector<device_desc>& devices, const options& o,
                                         const std::string& host) {
   std::vector<std::string> names;
@@ -256,7 +237,7 @@ std::vector<std::string> nic_candidates(const std::vector<device_desc>& devices,
   }
   if (devices.empty())
     throw usage_error(fmt::format("-d {}: no RDMA device{}; {}", o.ib_dev, where, no_device_message()));
-  out = o.ib_dev == "all" ? names : named_devices(o);
+  out = o.ib_dev == "all" ? names : o.ib_devs;
   if (o.ib_dev != "all" && out.size() == 1) return out;  // one name: choose_port says what is wrong with it
   for (const auto& n : out) {
     const auto it = find(n);

@@ -208,6 +208,15 @@ TEST_CASE("--rails aligned connects round by round; --connect all with it is ref
   CHECK(out.opts->connect == connect_kind::round);  // cross-rail peers may have no path: never connected
   CHECK(out.opts->nic_map == std::vector<std::string>{"0", "1", "mlx5_3"});
   CHECK(out.opts->ib_dev == "all");
+  CHECK(out.opts->ib_devs.empty());  // all: every device the node has, found at run time
+  const auto list = parse({"-d", "mlx5_10,mlx5_2"});
+  REQUIRE(list.opts.has_value());
+  CHECK(list.opts->ib_devs == std::vector<std::string>{"mlx5_10", "mlx5_2"});  // rail k = the k-th
+  for (const char* bad : {"mlx5_2,", "mlx5_2,all", ",mlx5_2"}) {
+    const auto out_bad = parse({"-d", bad});
+    CHECK(out_bad.exit_code == exit_usage);
+    CHECK(out_bad.text.find("names separated by commas") != std::string::npos);
+  }
   const auto both = parse({"--rails", "aligned", "--connect", "all"});
   CHECK(both.exit_code == exit_usage);
   CHECK(both.text.find("drop --connect all") != std::string::npos);

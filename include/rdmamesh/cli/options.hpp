@@ -53,6 +53,7 @@ struct options {
   bind_kind bind = bind_kind::nic;                         // where each rank runs
   bool scaling = false;                                    // repeat with 1, 2, 4 ... active ranks per node
   std::string ib_dev;                  // empty or "auto" = the closest ACTIVE device; "all"; or NAME[,NAME...]
+  std::vector<std::string> ib_devs;    // -d NAME[,NAME...] split (rail k = the k-th); empty for auto and all
   std::vector<std::string> nic_map;    // --nic-map: local rank i takes entry i mod size (a rail or a name)
   rails_kind rails = rails_kind::all;  // aligned: only pairs whose ranks use the same rail run
   int ib_port = 0;                     // 0 = first ACTIVE port

@@ -57,9 +57,6 @@ std::string no_device_message();
 // listed by name alone (their ports are not queried).
 std::vector<device_desc> discover(const std::vector<std::string>& only = {});
 
-// The names -d gives: empty for auto and all, else its comma-separated list.
-std::vector<std::string> named_devices(const options& o);
-
 // The NICs a node's ranks choose among, in rail order (rail k is the k-th): -d's list as given;
 // `all` every device and auto every device with an ACTIVE port, both in name order (mlx5_2 before
 // mlx5_10). Throws usage_error naming the fix for a device of a list (or of `all`) that is
