@@ -98,12 +98,13 @@ std::string ledger::contention() {
 }
 
 void ledger::set_verdict(std::string path, io::verdict_context ctx, std::vector<fabric::rank_info> ranks,
-                         std::vector<stats::switch_group> uplinks) {
+                         std::vector<stats::switch_group> uplinks, std::vector<stats::nic_group> nics) {
   std::lock_guard lock(mu_);
   verdict_path_ = std::move(path);
   verdict_ctx_ = std::move(ctx);
   ranks_ = std::move(ranks);
   uplinks_ = std::move(uplinks);
+  nics_ = std::move(nics);
 }
 
 // Every finished bandwidth run's causes (retests are evidence about runs, not runs).
@@ -123,12 +124,7 @@ stats::job_verdict ledger::judge() const {
         run.alone.insert(run.alone.end(), t.retest.begin(), t.retest.end());
     }
   }
-  std::vector<std::int32_t> node_of, rail_of;
-  for (const auto& x : ranks_) {
-    node_of.push_back(x.node);
-    rail_of.push_back(x.rail);
-  }
-  return stats::fold(runs, node_of, uplinks_, stats::nic_groups(node_of, rail_of));
+  return stats::fold(runs, node_of_, uplinks_, nics_);
 }
 
 void ledger::write_verdict(const stats::job_verdict& v, bool complete, const std::string& status) {

@@ -29,7 +29,7 @@ class ledger {
   // Where the job's verdict goes (JSON; "" for none), what it says of the job, and whose
   // names it uses. Rank 0 only.
   void set_verdict(std::string path, io::verdict_context ctx, std::vector<fabric::rank_info> ranks,
-                   std::vector<stats::switch_group> uplinks = {});
+                   std::vector<stats::switch_group> uplinks = {}, std::vector<stats::nic_group> nics = {});
 
   void add(io::run_record r);          // writes the run
   void close_pattern(pattern_kind p);  // every run of `p` is in: its sweep or scaling group is final
@@ -65,6 +65,7 @@ class ledger {
   std::string verdict_path_;
   io::verdict_context verdict_ctx_;
   std::vector<stats::switch_group> uplinks_;  // --topology: the verdict forgets the pairs a counted uplink explains
+  std::vector<stats::nic_group> nics_;        // -d all or a list: a node's NICs, each judged on its own
   std::vector<fabric::rank_info> ranks_;
   stats::health health_ = stats::health::healthy;
 };
