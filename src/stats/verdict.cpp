@@ -252,11 +252,22 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
   }
   // a retest measures a pair alone, beside healthy controls: stronger evidence than a majority
   // of runs, where the noise of busy rounds can hide a cause in some of them
-  const auto side_in = [](const auto& pairs, std::int32_t rank, bool sends) {
-    return std::ranges::count_if(pairs,
-                                 [&](const auto& p) { return (sends ? p.first.first : p.first.second) == rank; });
+  // per rank and side (sends, receives): its pairs still slow alone, and fine alone
+  using side = std::pair<std::int32_t, bool>;
+  const auto count_sides = [](const std::map<pair_key, double>& pairs) {
+    std::map<side, int> n;
+    for (const auto& [k, pct] : pairs) {
+      ++n[{k.first, true}];
+      ++n[{k.second, false}];
+    }
+    return n;
   };
-  const auto confirmed_sends = [&](std::int32_t rank) { return side_in(confirmed, rank, true); };
+  const std::map<side, int> slow_count = count_sides(confirmed), fine_count = count_sides(cleared);
+  const auto count = [](const std::map<side, int>& n, std::int32_t rank, bool sends) {
+    const auto it = n.find({rank, sends});
+    return it == n.end() ? 0 : it->second;
+  };
+  const auto confirmed_sends = [&](std::int32_t rank) { return count(slow_count, rank, true); };
   // a side of a rank that the retest measured alone and found fine (two pairs or more, none
   // still slow) was slowed by its round, not by its NIC: contention, or a CPU it shares with
   // busy ranks (a one-rank node starved of CPU read 80 % inside ±3 % on a healthy fabric)
@@ -264,17 +275,15 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
   // or receives still slow): that rank's evidence (a healthy NIC's send into a shaped one stays
   // slow alone, its acknowledgements queued behind the shaped port: 2026-11-26, vm.rails)
   std::set<std::int32_t> sick_alone;
+  for (const auto& [sd, k] : slow_count)
+    if (k >= 2) sick_alone.insert(sd.first);
+  std::map<side, int> unexplained;  // pairs still slow alone whose other end is not sick alone
   for (const auto& [k, pct] : confirmed) {
-    for (std::int32_t r : {k.first, k.second}) {
-      if (side_in(confirmed, r, true) >= 2 || side_in(confirmed, r, false) >= 2) sick_alone.insert(r);
-    }
+    if (!sick_alone.contains(k.second)) ++unexplained[{k.first, true}];
+    if (!sick_alone.contains(k.first)) ++unexplained[{k.second, false}];
   }
   const auto cleared_side = [&](std::int32_t rank, bool sends) {
-    const auto slow_here = std::ranges::count_if(confirmed, [&](const auto& p) {
-      const auto [a, b] = p.first;
-      return (sends ? a : b) == rank && !sick_alone.contains(sends ? b : a);
-    });
-    return slow_here == 0 && side_in(cleared, rank, sends) >= 2 && !sick_alone.contains(rank);
+    return count(unexplained, rank, sends) == 0 && count(fine_count, rank, sends) >= 2 && !sick_alone.contains(rank);
   };
   // a rank or node is cleared when every side it was named for is, on each of its ranks
   const auto cleared_cause = [&](const folded_cause& c) {
@@ -312,7 +321,7 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
     const auto both = [&](auto&& side_ok) {
       return [&, side_ok](std::int32_t r) { return (!sends || side_ok(r, true)) && (!receives || side_ok(r, false)); };
     };
-    const auto slow_side = [&](std::int32_t r, bool send) { return side_in(confirmed, r, send) >= 2; };
+    const auto slow_side = [&](std::int32_t r, bool send) { return count(slow_count, r, send) >= 2; };
     std::vector<std::pair<const nic_group*, std::vector<std::int32_t>>> slow;
     std::size_t mine = 0, fine = 0;
     for (const auto& g : nics) {
