@@ -42,16 +42,6 @@ void inject_into_run(const setup& s, Engine& eng, std::uint32_t me, std::uint32_
   }
 }
 
-// The ranks that play a pattern together: all of them, or (--rails aligned) each rail's own.
-std::vector<std::vector<std::uint32_t>> by_rail(const setup& s, std::vector<std::uint32_t> active, const options& o) {
-  if (o.rails != rails_kind::aligned) return {std::move(active)};
-  std::map<std::int32_t, std::vector<std::uint32_t>> rails;
-  for (auto r : active) rails[s.ranks[r].rail].push_back(r);
-  std::vector<std::vector<std::uint32_t>> out;
-  for (auto& [rail, members] : rails) out.push_back(std::move(members));
-  return out;
-}
-
 }  // namespace
 
 template <class Engine>
@@ -67,8 +57,9 @@ bool run_patterns(const context& c, const setup& s, Engine& eng, bool& stopped) 
     for (std::uint64_t size : c.o.sizes) {
       for (std::uint32_t k : s.steps) {
         if (stopped) break;
-        const plan::subset_schedule sched(pattern, by_rail(s, k ? plan::active_ranks(s.local_of, k) : everyone, c.o),
-                                          c.n, c.o.bidirectional, c.o.target);
+        const plan::subset_schedule sched(
+            pattern, plan::rail_groups(k ? plan::active_ranks(s.local_of, k) : everyone, s.rail_of, c.o.rails), c.n,
+            c.o.bidirectional, c.o.target);
         inject_into_run(s, eng, c.me, index);
         if (const auto line = shown.start(index, pattern, size, sched.rounds()); !line.empty()) {
           std::fputs(line.c_str(), stderr);

@@ -256,9 +256,14 @@ int connect_fabric(const mpi::world& w, const options& o, setup& s, const placed
       w.allgather(fabric::make_rank_info(fabric::this_host(), &at.port, &at.where, s.node, s.ep->buffer_on_numa()));
   // every NIC of -d's list drives a rank, on every node: before any QP is connected
   if (const int code = step(w, [&] { fabric::check_nics(s.ranks, o); }); code != exit_ok) return code;
-  std::vector<std::int32_t> rail_of;
-  for (const auto& r : s.ranks) rail_of.push_back(r.rail);
-  s.nics = stats::nic_groups(s.node_of, rail_of);
+  for (const auto& r : s.ranks) s.rail_of.push_back(r.rail);
+  s.nics = stats::nic_groups(s.node_of, s.rail_of);
+  std::vector<std::uint32_t> everyone(s.n);
+  for (std::uint32_t r = 0; r < s.n; ++r) everyone[r] = r;
+  if (const int code =
+          step(w, [&] { plan::check_rail_groups(plan::rail_groups(everyone, s.rail_of, o.rails), o.rails); });
+      code != exit_ok)
+    return code;
   if (o.connect == connect_kind::round) {
     std::vector<std::string> route_of;
     for (const auto& r : s.ranks) route_of.push_back(fabric::address_of(r));

@@ -74,15 +74,6 @@ std::string this_host() {
 }
 
 void check_nics(const std::vector<rank_info>& ranks, const options& o) {
-  if (o.rails == rails_kind::aligned) {
-    std::map<std::int32_t, int> per_rail;
-    for (const auto& r : ranks) ++per_rail[r.rail];
-    if (std::ranges::none_of(per_rail, [](const auto& e) { return e.second >= 2; })) {
-      throw usage_error(
-          "--rails aligned runs only pairs of ranks on the same rail, and no rail has two ranks: run more ranks "
-          "(one per NIC on each node) or use --rails all");
-    }
-  }
   if (o.ib_dev.empty() || ranks.empty()) return;  // auto: the nearest NIC; a node may leave some idle
   struct node_nics {
     std::string host;

@@ -4,6 +4,7 @@
 #include "rdmamesh/plan/schedule.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -90,6 +91,25 @@ round_role schedule::role(std::uint32_t round, std::uint32_t rank) const {
     }
   }
   return r;
+}
+
+std::vector<std::vector<std::uint32_t>> rail_groups(std::vector<std::uint32_t> active,
+                                                    std::span<const std::int32_t> rail_of, rails_kind rails) {
+  if (rails != rails_kind::aligned) return {std::move(active)};
+  std::map<std::int32_t, std::vector<std::uint32_t>> by;
+  for (auto r : active) by[rail_of[r]].push_back(r);
+  std::vector<std::vector<std::uint32_t>> out;
+  for (auto& [rail, members] : by) out.push_back(std::move(members));
+  return out;
+}
+
+void check_rail_groups(const std::vector<std::vector<std::uint32_t>>& groups, rails_kind rails) {
+  if (rails != rails_kind::aligned) return;
+  if (std::ranges::none_of(groups, [](const auto& g) { return g.size() >= 2; })) {
+    throw usage_error(
+        "--rails aligned runs only pairs of ranks on the same rail, and no rail has two ranks: run more ranks "
+        "(one per NIC on each node) or use --rails all");
+  }
 }
 
 subset_schedule::subset_schedule(pattern_kind p, std::vector<std::uint32_t> members, std::uint32_t n_total,

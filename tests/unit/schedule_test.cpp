@@ -182,3 +182,20 @@ TEST_CASE("groups (--rails aligned): each group runs the pattern among its own r
   CHECK(incast.role(0, 1).send_to == std::vector<std::uint32_t>{3});
   CHECK(incast.role(0, 0).send_to.empty());
 }
+
+TEST_CASE("rail groups: one per rail with --rails aligned; a job where no rail has two ranks is refused") {
+  const std::vector<std::int32_t> rail_of{0, 1, 0, 1, 0, 2};
+  const std::vector<std::uint32_t> everyone{0, 1, 2, 3, 4, 5};
+  CHECK(plan::rail_groups(everyone, rail_of, rails_kind::all) == std::vector<std::vector<std::uint32_t>>{everyone});
+  const auto aligned = plan::rail_groups(everyone, rail_of, rails_kind::aligned);
+  CHECK(aligned == std::vector<std::vector<std::uint32_t>>{{0, 2, 4}, {1, 3}, {5}});
+  CHECK(plan::rail_groups({1, 4, 5}, rail_of, rails_kind::aligned) ==
+        std::vector<std::vector<std::uint32_t>>{{4}, {1}, {5}});  // --scaling's active ranks only
+  CHECK_NOTHROW(plan::check_rail_groups(aligned, rails_kind::aligned));
+  // two nodes of two NICs with one rank each on different rails: nothing would run
+  const std::vector<std::int32_t> crossed{0, 1};
+  CHECK_THROWS_WITH_AS(
+      plan::check_rail_groups(plan::rail_groups({0, 1}, crossed, rails_kind::aligned), rails_kind::aligned),
+      doctest::Contains("no rail has two ranks"), usage_error);
+  CHECK_NOTHROW(plan::check_rail_groups(plan::rail_groups({0, 1}, crossed, rails_kind::all), rails_kind::all));
+}

@@ -31,6 +31,7 @@ struct setup {
   mpi::node_info node;
   std::vector<std::uint32_t> local_of;       // by rank
   std::vector<std::int32_t> node_of;         // by rank
+  std::vector<std::int32_t> rail_of;         // by rank: the rail of its NIC (0 with one NIC)
   plan::switch_tree switches;                // --topology (or Slurm's); empty: none
   std::vector<std::string> hosts;            // by rank
   std::vector<std::int32_t> leaf_of;         // by rank: its leaf switch (-1: none known)

@@ -45,6 +45,15 @@ class schedule {
   std::uint32_t rounds_ = 0;
 };
 
+// The ranks that play a pattern together: `active` as one group, or (--rails aligned) one group
+// per rail, `rail_of` giving each rank's rail.
+std::vector<std::vector<std::uint32_t>> rail_groups(std::vector<std::uint32_t> active,
+                                                    std::span<const std::int32_t> rail_of, rails_kind rails);
+
+// Throws usage_error when --rails aligned would run nothing (no rail has two ranks); checked
+// once the ranks' rails are known, before any QP is connected.
+void check_rail_groups(const std::vector<std::vector<std::uint32_t>>& groups, rails_kind rails);
+
 // A schedule over some of the job's ranks (--scaling): members, in rank order, play virtual
 // ranks 0..M-1 of the pattern; every other rank gets an empty role and only waits. With groups
 // (--rails aligned: one per rail) each group runs the pattern among its own members, all groups
