@@ -40,6 +40,7 @@ stream::stream(const options& o, const plan::layout& l, std::uint32_t rank, std:
     mark_rx_.reserve(marks * rx_.size());
   }
   wr_.resize(std::max<std::uint32_t>(o.post_list, 1));
+  rotate_ = o.verify;
   sge_.resize(wr_.size());
   reposts_.reserve(64);
   core_.fill_read_sources();
@@ -49,12 +50,20 @@ stream::stream(const options& o, const plan::layout& l, std::uint32_t rank, std:
 void stream::relink(std::span<const fabric::session_link> links) {
   core_.relink(links);
   for (std::size_t i = 0; i < tx_.size(); ++i) tx_[i].link = links[i];
+  chain_session_ = no_session;  // new peers' keys and addresses
 }
 
 void stream::begin_round(std::uint64_t size, const plan::round_role& role) {
   const options& o = core_.opts();
   size_ = size;
   cq_mod_ = plan::cq_mod_for(o, size, core_.layout().window);
+  // A few lists per pass, then back to the CQs: a mesh rank also receives, and its peers'
+  // messages need re-posted receives (on software RDMA a post can carry milliseconds of work).
+  // Small messages carry little work each: up to 16 KiB of them per pass, as perftest fills its
+  // window before it polls (a pass's clock read and CQ poll then cost a 64 B message ~8x less:
+  // tools/bench-ipm).
+  lists_per_pass_ = static_cast<std::uint32_t>(
+      std::max<std::uint64_t>(8, (16 << 10) / std::max<std::uint64_t>(size * wr_.size(), 1)));
   send_flags_ = (o.op != op_kind::read && size <= core_.inline_size()) ? IBV_SEND_INLINE : 0;
   switch (o.op) {
     case op_kind::write: opcode_ = IBV_WR_RDMA_WRITE; break;

@@ -21,34 +21,57 @@ void stream::prepare_wrs() {
     wr_[i].opcode = opcode_;
     wr_[i].send_flags = send_flags_;
   }
+  chain_session_ = no_session;
 }
 
-// One list of n WRs: the per-message part of each (where: both sides' slots, by cursor; which:
-// wr_id, imm), the rest written once by prepare_wrs (unsignaled; the list's one signaled WR, if
-// any, is marked for this post alone). tools/bench-ipm counts this path's instructions per
-// message: what is left to the host on a real NIC.
+// Once per change of session, not per message: WR i of the chain to the session's slot i (both
+// sides), its session in every wr_id (a flushed WR names its QP by it; the seq counts only in
+// the signaled WR, written per post).
+[[gnu::noinline]] void stream::aim_chain(const tx_session& s) {
+  const std::uint64_t id = make_wr_id(s.link.session, 0);
+  for (std::size_t i = 0; i < wr_.size(); ++i) {
+    sge_[i].addr = reinterpret_cast<std::uintptr_t>(s.local_base + s.local_stride * (i % s.local_slots));
+    wr_[i].wr_id = id;
+    const std::uint64_t slot = s.link.remote_slots ? i % s.link.remote_slots : 0;  // SEND: none
+    wr_[i].wr.rdma.remote_addr = s.link.remote_addr + slot * s.link.remote_stride;
+    wr_[i].wr.rdma.rkey = s.link.rkey;
+  }
+  chain_session_ = s.link.session;
+}
+
+// One list of n WRs: with --verify the per-message part of each (where: both sides' slots, by
+// cursor; which: wr_id, imm, checked by the receiver), the rest written once by prepare_wrs and aim_chain (unsignaled;
+// the list's one signaled WR, if any, is marked for this post alone). tools/bench-ipm counts this
+// path's instructions per message: what is left to the host on a real NIC.
 [[gnu::always_inline]] inline bool stream::post_list(tx_session& s, std::uint64_t n, bool signal_last) {
   const std::uint64_t first = s.posted;
-  const bool verify = core_.opts().verify && opcode_ != IBV_WR_RDMA_READ;
-  const bool imm = opcode_ == IBV_WR_RDMA_WRITE_WITH_IMM;
-  std::uint32_t slot = s.remote_slot;
-  std::uint32_t local_slot = s.local_slot;
   const std::uint64_t id = make_wr_id(s.link.session, 0);
-  for (std::uint64_t i = 0; i < n; ++i) {
-    const std::uint64_t seq = first + i;
-    std::byte* local = s.local_base + s.local_stride * local_slot;
-    if (++local_slot == s.local_slots) local_slot = 0;
-    if (verify) [[unlikely]] {
-      fill_pattern(local, size_, {core_.rank(), s.link.peer, seq, s.link.lane});
-      if (core_.corrupts(s.link.peer, s.link.lane, seq)) local[size_ / 2] ^= std::byte{0xff};
+  if (rotate_) [[unlikely]] {
+    const bool verify = opcode_ != IBV_WR_RDMA_READ;  // a READ's source is checked when it lands
+    const bool imm = opcode_ == IBV_WR_RDMA_WRITE_WITH_IMM;
+    std::uint32_t slot = s.remote_slot;
+    std::uint32_t local_slot = s.local_slot;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const std::uint64_t seq = first + i;
+      std::byte* local = s.local_base + s.local_stride * local_slot;
+      if (++local_slot == s.local_slots) local_slot = 0;
+      if (verify) {
+        fill_pattern(local, size_, {core_.rank(), s.link.peer, seq, s.link.lane});
+        if (core_.corrupts(s.link.peer, s.link.lane, seq)) local[size_ / 2] ^= std::byte{0xff};
+      }
+      sge_[i].addr = reinterpret_cast<std::uintptr_t>(local);
+      ibv_send_wr& wr = wr_[i];
+      wr.wr_id = id | (seq & seq_mask);
+      if (imm) wr.imm_data = htonl(static_cast<std::uint32_t>(seq));  // the receiver checks it
+      wr.wr.rdma.remote_addr = s.link.remote_addr + slot * s.link.remote_stride;
+      wr.wr.rdma.rkey = s.link.rkey;
+      if (++slot == s.link.remote_slots) slot = 0;
     }
-    sge_[i].addr = reinterpret_cast<std::uintptr_t>(local);
-    ibv_send_wr& wr = wr_[i];
-    wr.wr_id = id | (seq & seq_mask);
-    if (imm) wr.imm_data = htonl(static_cast<std::uint32_t>(seq));
-    wr.wr.rdma.remote_addr = s.link.remote_addr + slot * s.link.remote_stride;
-    wr.wr.rdma.rkey = s.link.rkey;
-    if (++slot == s.link.remote_slots) slot = 0;
+    s.remote_slot = slot;
+    s.local_slot = local_slot;
+    chain_session_ = no_session;
+  } else if (chain_session_ != s.link.session) [[unlikely]] {
+    aim_chain(s);
   }
   // which WR of the list completes (the others are covered by it): the last of those that end
   // a CQ-moderation group, end the round, or (signal_last) end the list
@@ -58,17 +81,17 @@ void stream::prepare_wrs() {
     const bool group_end = first + 1 == next_signal;
     if (group_end) next_signal += cq_mod_;
     if (group_end || first + 1 == s.limit || signal_last) signaled = 0;
-  } else if (next_signal - 1 - first < n) {
-    const std::uint64_t more = (first + n - next_signal) / cq_mod_;  // group ends after the first in the list
-    signaled = next_signal - 1 - first + more * cq_mod_;
-    next_signal += (more + 1) * cq_mod_;
-  }
-  if (n > 1) {
+  } else {
+    // the list's last group end; no division: with -Q the list's length (perftest's) there is one
+    for (; next_signal - 1 - first < n; next_signal += cq_mod_) signaled = next_signal - 1 - first;
     if (const std::uint64_t end = s.limit - 1 - first; end < n)
       signaled = signaled == n ? end : std::max(signaled, end);
     if (signal_last) signaled = n - 1;
   }
-  if (signaled < n) wr_[signaled].send_flags = IBV_SEND_SIGNALED | send_flags_;
+  if (signaled < n) {  // its completion retires the WRs up to its seq
+    wr_[signaled].send_flags = IBV_SEND_SIGNALED | send_flags_;
+    wr_[signaled].wr_id = id | ((first + signaled) & seq_mask);
+  }
   // a short list ends early: cut the chain there for this post, and mend it after
   ibv_send_wr* const cut = n < wr_.size() ? wr_[n - 1].next : nullptr;
   if (cut) wr_[n - 1].next = nullptr;
@@ -84,8 +107,6 @@ void stream::prepare_wrs() {
   posted_ += static_cast<int>(n);
   if (signaled < n) s.signaled_upto = first + signaled + 1;
   s.next_signal = next_signal;
-  s.remote_slot = slot;
-  s.local_slot = local_slot;
   return true;
 }
 
@@ -101,14 +122,7 @@ bool stream::post_batch(tx_session& s, std::uint64_t n, bool signal_last) {
 void stream::post_sends(tx_session& s) {
   const std::uint64_t room_end = s.completed + core_.layout().window;
   const std::uint64_t list = wr_.size();
-  // A few lists per pass, then back to the CQs: a mesh rank also receives, and its peers'
-  // messages need re-posted receives (on software RDMA a post can carry milliseconds of work).
-  // Small messages carry little work each: up to 16 KiB of them per pass, as perftest fills its
-  // window before it polls (a pass's clock read and CQ poll then cost a 64 B message ~8x less:
-  // tools/bench-ipm).
-  const std::uint64_t lists_per_pass =
-      std::max<std::uint64_t>(8, (16 << 10) / std::max<std::uint64_t>(size_ * list, 1));
-  for (std::uint64_t k = 0; k < lists_per_pass; ++k) {
+  for (std::uint32_t k = 0; k < lists_per_pass_; ++k) {  // then back to the CQs (begin_round says why)
     const std::uint64_t n = std::min(list, s.limit - s.posted);
     // whole lists only (as perftest), except the last WRs of an iterations round
     if (n == 0 || s.posted + n > room_end) return;

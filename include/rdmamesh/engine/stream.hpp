@@ -78,7 +78,8 @@ class stream {
   bool post_batch(tx_session& s, std::uint64_t n, bool signal_last);
   bool post_list(tx_session& s, std::uint64_t n, bool signal_last);  // post_batch, inlined in post_sends
   void post_failed(tx_session& s, std::uint64_t n, int rc);          // cold: the error's text
-  void prepare_wrs();  // what every WR of a round shares, written once: a post fills in the rest
+  void prepare_wrs();                   // what every WR of a round shares, written once: a post fills in the rest
+  void aim_chain(const tx_session& s);  // without --verify: the chain's addresses for session s
   void poll_send_cq();
   void poll_recv_cq();
   void on_recv(rx_session& r, const ibv_wc& wc);
@@ -92,12 +93,19 @@ class stream {
   core core_;
   std::uint64_t size_ = 0;
   std::uint32_t cq_mod_ = 1;
-  int send_flags_ = 0;  // IBV_SEND_INLINE when the size allows
+  std::uint32_t lists_per_pass_ = 8;  // post lists a session posts per pass before the CQs are polled
+  int send_flags_ = 0;                // IBV_SEND_INLINE when the size allows
   ibv_wr_opcode opcode_ = IBV_WR_RDMA_WRITE;
   std::vector<tx_session> tx_;   // by session index
   std::vector<rx_session> rx_;   // by session index
   std::vector<ibv_send_wr> wr_;  // the post-list chain, reused for every session
   std::vector<ibv_sge> sge_;
+  // Without --verify nothing reads which slot a message used, so WR i of the chain always
+  // carries slot i's addresses, written when another session takes the chain (as perftest
+  // re-posts one prepared list); with --verify every WR's slots rotate with its seq.
+  bool rotate_ = false;
+  std::uint32_t chain_session_ = no_session;  // the session whose addresses the chain carries
+  static constexpr std::uint32_t no_session = ~std::uint32_t{0};
   std::vector<std::uint64_t> reposts_;
   phase phase_ = phase::drain;
   clock::time_point t_start_{}, t_measure_{}, t_end_{}, deadline_measure_{}, deadline_end_{};
