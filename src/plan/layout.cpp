@@ -58,9 +58,10 @@ layout make_layout(const options& o, std::uint32_t n_ranks) {
   l.window = o.tx_depth;
   const std::uint32_t depth = srq_depth_for(o, l.sessions());
   l.srq_depth = receiver_sees_messages(o.op) ? depth : 0;
-  // Without --verify the payload is never read: rotate within about a page, as perftest's
-  // cycle buffer (measured on rxe: two pages cost 2 % of the 64 B message rate), over at
-  // least two slots. --verify needs a slot per message that may be unchecked (see the header).
+  // Without --verify the payload is never read: about a page of slots, as perftest's cycle
+  // buffer (measured on rxe: two pages cost 2 % of the 64 B message rate), at least two; a
+  // sender's WR i of its post list lands in slot i mod rx_slots (engine/stream_tx.cpp).
+  // --verify needs a slot per message that may be unchecked (see the header).
   const std::uint64_t wanted =
       o.verify ? std::uint64_t{depth} + 1 : std::clamp<std::uint64_t>(4096 / l.slot_stride, 2, o.tx_depth);
   l.rx_slots = static_cast<std::uint32_t>(std::min<std::uint64_t>(fit, wanted));

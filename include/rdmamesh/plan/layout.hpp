@@ -63,8 +63,8 @@ std::uint64_t default_peer_budget(std::uint32_t n_peers);
 // up to 16384. WRITE_WITH_IMM receives carry no buffer, so depth is cheap.
 std::uint32_t srq_depth_for(const options& o, std::uint32_t sessions);
 
-// Slots and depths for the run's largest size. Without --verify messages rotate through about a
-// page of slots (perftest's footprint). With --verify a slot is never rewritten while
+// Slots and depths for the run's largest size. Without --verify about a page of slots
+// (perftest's footprint), WR i of a post list in slot i. With --verify a slot is never rewritten while
 // it may still be checked: a sender runs at most srq_depth messages ahead of the receiver's
 // polling (each consumes a posted receive) plus one being placed, so rx_slots > srq_depth; a
 // sender refills a tx slot only after its WR completed, so window <= tx_slots.
