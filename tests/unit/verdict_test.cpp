@@ -167,6 +167,31 @@ TEST_CASE("a failed pair needs no majority: the job is failed") {
   CHECK(find(v, outlier_kind::failed)->counted);
 }
 
+TEST_CASE("a healthy run's retest names nothing from pairs alone at 68-74 % of controls that agreed") {
+  // vm.slurm's healthy health job, 2026-11-26: the run named nothing; alone, the pairs from a
+  // rank on one vCPU to a rank on the other read 68-74 % of four controls that had agreed
+  // (bound 74 %), the pairs within one vCPU 86-97 %; rank 1's two receives "still slow" must
+  // not name it: a cause the runs did not name needs pairs under 60 % alone
+  const std::vector<std::int32_t> node_of{0, 0, 1, 1, 2, 2};
+  outlier_report clean;
+  std::vector<judged_run> runs{{0, "mesh 4K", &clean, true, {}}};
+  runs[0].alone = {alone(2, 1, true, 68),  alone(2, 5, true, 71),  alone(0, 5, true, 69),  alone(4, 3, true, 70),
+                   alone(0, 3, true, 70),  alone(4, 1, true, 74),  alone(2, 0, false, 86), alone(4, 0, false, 88),
+                   alone(0, 2, false, 89), alone(2, 4, false, 86), alone(0, 4, false, 97), alone(4, 2, false, 97)};
+  auto v = fold(runs, node_of);
+  CHECK(v.status == health::healthy);
+  CHECK(v.causes.empty());
+  // the same receives under 60 % alone name the rank
+  runs[0].alone[0] = alone(2, 1, true, 45);
+  runs[0].alone[5] = alone(4, 1, true, 52);
+  v = fold(runs, node_of);
+  CHECK(v.status == health::degraded);
+  REQUIRE(v.causes.size() == 1);
+  CHECK(v.causes[0].kind == outlier_kind::rank);
+  CHECK(v.causes[0].rank == 1);
+  CHECK(v.causes[0].basis == outlier_basis::retest);
+}
+
 TEST_CASE("a node the runs' noise hid is named when the retest finds most of its pairs slow alone") {
   // seen in CI under stress-ng: node2 (ranks 2, 3) shaped to half its rate sat inside the run's
   // ±37 % noise; alone beside control pairs its six sends read 45-55 %
