@@ -11,6 +11,11 @@
 source "$(dirname "$0")/lib.sh"
 [ "${RDMAMESH_VM_NODES:-0}" = 3 ] || { echo "verdict_test: run me with tools/softroce-vm --nodes 3"; exit 2; }
 three=(--host node1:2,node2:2,node3:2)
+# unpinned (mpirun --bind-to none, rdmamesh --bind none): pinned by local rank, every node's
+# local rank 0 shares vCPU 0 with node2's rank 2, whose shaped port's kernel work (netem loss,
+# rxe retransmissions) then slowed ranks 0 and 4 too (47-50 % in a ±5 % run: CI, 2026-11-26);
+# a real node gives each rank its own core
+free=(--bind-to none)
 # the root namespace holds every node's RoCE port; node1 reaches it through PID 1's
 root_tc() { nsenter --net=/proc/1/ns/net tc "$@"; }
 root_tc qdisc del dev roce2 root 2>/dev/null  # a failed earlier test's leftover
@@ -30,7 +35,7 @@ healthy() {
 # (-n 24: judged, above the finder's 20; each 1 MiB message crosses the emulated bridge at ~2 MB/s
 # a pair, so -n 40 cost this case ~60 s)
 healthy h3-iters --host node1:1,node2:1,node3:1 -- --pattern mesh,shift --sizes 16K,1M -n 24
-healthy h3-fine "${three[@]}" -- -s 4K -Q 1 -D 2 --warmup 0.3
+healthy h3-fine "${three[@]}" "${free[@]}" -- -s 4K -Q 1 -D 2 --warmup 0.3 --bind none
 
 # node2's port: what it carried in the clean run (its ranks' sends to other nodes, from the
 # matrix the console printed), then the kernel's faults on it. Every WR signaled (-Q 1): counts
@@ -49,8 +54,8 @@ sick() {
   root_tc qdisc add dev roce2 root "${qdisc[@]}" || { fail "$name: tc qdisc add ${qdisc[*]}"; return; }
   # up to ${tries:-1} launches while it is missed (reads healthy); a wrong name or exit fails at once
   local left=${tries:-1}
-  while left=$((left - 1)); miss_ok=$((left > 0 ? 1 : 0)) failed_on="2 3" job "$name" 5 -- "${three[@]}" -- -s 4K -Q 1 \
-    -D "${dur:-2}" --warmup 0.3 "$@"; [ $? = 2 ]; do :; done
+  while left=$((left - 1)); miss_ok=$((left > 0 ? 1 : 0)) failed_on="2 3" job "$name" 5 -- "${three[@]}" "${free[@]}" -- -s 4K \
+    -Q 1 -D "${dur:-2}" --warmup 0.3 --bind none "$@"; [ $? = 2 ]; do :; done
   root_tc -s qdisc show dev roce2 | sed -n '1,2p' | sed 's/^/    tc: /'
   root_tc qdisc del dev roce2 root
   [ -s "$tmp/$name.txt" ] || return
