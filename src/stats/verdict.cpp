@@ -391,14 +391,30 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
     std::erase_if(*m, [&](const auto& e) { return through(e.first.first, e.first.second); });
   for (auto& a : slow_alone(alone, runs, node_of, culprits_of(by, node_of, nics))) {
     if (node_counted(a.node) && a.kind == outlier_kind::node) continue;
+    // the only rank of one NIC of its node is that NIC, as the finder names it on a tie: the NIC
+    // is what is replaced (a health job whose run a failed QP left unjudged drained node2 for
+    // "rank 3" where its shaped NIC was meant: CI, 2026-11-26)
+    for (const auto& g : nics) {
+      const auto r = static_cast<std::size_t>(a.rank);
+      if (a.kind != outlier_kind::rank || a.rank < 0 || r >= g.members.size() || !g.members[r] ||
+          std::ranges::count(g.members, std::uint8_t{1}) != 1)
+        continue;
+      a.kind = outlier_kind::nic;
+      a.peer = g.rail;
+      a.rank = -1;
+    }
     bool named = false;
     for (auto& [k, c] : by) {
-      if (c.kind != a.kind || (a.kind == outlier_kind::node ? c.node != a.node : c.rank != a.rank)) continue;
+      const bool same = a.kind == outlier_kind::node  ? c.node == a.node
+                        : a.kind == outlier_kind::nic ? c.node == a.node && c.peer == a.peer
+                                                      : c.rank == a.rank;
+      if (c.kind != a.kind || !same) continue;
       c.counted = named = true;
     }
-    const bool covered = a.kind == outlier_kind::rank && std::ranges::any_of(by, [&](const auto& e) {
-                           return e.second.counted && e.second.kind == outlier_kind::node && e.second.node == a.node;
-                         });
+    const bool covered =
+        (a.kind == outlier_kind::rank || a.kind == outlier_kind::nic) && std::ranges::any_of(by, [&](const auto& e) {
+          return e.second.counted && e.second.kind == outlier_kind::node && e.second.node == a.node;
+        });
     if (!named && !covered) by.try_emplace(key{a.kind, a.basis, a.node, a.rank, a.peer}, std::move(a));
   }
   // a link that touches a counted rank or node is that cause's, named once (as the rank or node)

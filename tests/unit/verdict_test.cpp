@@ -333,6 +333,29 @@ TEST_CASE("--topology: a counted uplink's pairs still slow alone name no rank or
   CHECK(find(v, outlier_kind::rank) != nullptr);
 }
 
+TEST_CASE("the retest alone names the only rank of a NIC as that NIC") {
+  // 3 nodes x 2 NICs, a rank each; the run was not judged (a failed QP), and alone rank 3's
+  // sends (node 1's rail-1 NIC) read 24 %: the NIC is named, as the finder names it
+  const std::vector<std::int32_t> node_of{0, 0, 1, 1, 2, 2}, rail_of{0, 1, 0, 1, 0, 1};
+  const auto nics = nic_groups(node_of, rail_of);
+  outlier_report none;
+  judged_run run{0, "mesh 4 KiB", &none, true, {}};
+  for (std::uint32_t b : {0u, 1u, 4u, 5u}) run.alone.push_back(alone(3, b, true, 24));
+  auto v = fold(std::vector<judged_run>{run}, node_of, {}, nics);
+  CHECK(v.status == health::degraded);
+  REQUIRE(v.causes.size() == 1);
+  CHECK(v.causes[0].kind == outlier_kind::nic);
+  CHECK(v.causes[0].node == 1);
+  CHECK(v.causes[0].peer == 1);
+  CHECK(v.causes[0].basis == outlier_basis::retest);
+  CHECK(v.causes[0].counted);
+  // with one NIC per node the rank stays a rank
+  v = fold(std::vector<judged_run>{run}, node_of);
+  REQUIRE(v.causes.size() == 1);
+  CHECK(v.causes[0].kind == outlier_kind::rank);
+  CHECK(v.causes[0].rank == 3);
+}
+
 TEST_CASE("a node the runs named is narrowed to its NIC when the retest finds that NIC's ranks alone still slow") {
   // 3 nodes x 2 NICs, a rank each: the run named node 1 (ranks 2, 3) by its sends; alone, rank 3's
   // sends (its rail-1 NIC) stay slow and rank 2's are fine
