@@ -40,9 +40,10 @@ void stream::prepare_wrs() {
 }
 
 // One list of n WRs: with --verify the per-message part of each (where: both sides' slots, by
-// cursor; which: wr_id, imm, checked by the receiver), the rest written once by prepare_wrs and aim_chain (unsignaled;
-// the list's one signaled WR, if any, is marked for this post alone). tools/bench-ipm counts this
-// path's instructions per message: what is left to the host on a real NIC.
+// cursor; which: wr_id, imm, checked by the receiver), the rest written once by prepare_wrs and
+// aim_chain (unsignaled; the list's one signaled WR, if any, is marked for this post alone).
+// tools/bench-ipm counts this path's instructions per message: what is left to the host on a
+// real NIC.
 [[gnu::always_inline]] inline bool stream::post_list(tx_session& s, std::uint64_t n, bool signal_last) {
   const std::uint64_t first = s.posted;
   const std::uint64_t id = make_wr_id(s.link.session, 0);
