@@ -92,6 +92,18 @@ egress_gbps() {
     END { print s + 0 }' "$file"
 }
 
+# median_egress_gbps CONSOLE: the median over ranks of what each rank sent to the others, from
+# the same matrix: a typical port's rate, steadier than one rank's row (a clean 4K mesh in the
+# VM read ±52 % noise, and half of one rank's own row shaped node2's two NICs at 25 and 40 Mb/s)
+median_egress_gbps() {
+  awk '/send bandwidth \[Gb\/s\]/ { if (seen) exit; m = 1; seen = 1; next }
+    m && $1 ~ /^[0-9]+$/ { s = 0; for (c = 2; c <= NF; c++) if ($c != "-") s += $c; row[n++] = s; next }
+    m && $1 != "src\\dst" { m = 0 }
+    END { if (!n) { print 0; exit }
+          for (i = 1; i < n; i++) for (j = i; j > 0 && row[j - 1] > row[j]; j--) { t = row[j]; row[j] = row[j - 1]; row[j - 1] = t }
+          print (n % 2) ? row[(n - 1) / 2] : (row[n / 2 - 1] + row[n / 2]) / 2 }' "$1"
+}
+
 # failed_at CONSOLE RANK...: every pair the console lists as failed has an end on one of those
 # ranks (false when none failed). rxe under TCG can fail a QP at a port shaped by tc (a
 # responder's "remote invalid request" after the queue held the pair's packets, no drop counted:
