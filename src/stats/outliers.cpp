@@ -25,8 +25,38 @@ struct evidence {
   // 0 within a node, 1 across nodes plus the uplinks its path crosses (--topology: within a leaf
   // 1, leaf-spine-leaf 3); the round that measured it
   std::vector<int> cls, rnd;
+  // the same as dense indices, so that a candidate's scores group pairs by vector, not by map
+  // (every candidate of every step re-scores all N^2 pairs): a class, and a cohort (class, round)
+  std::vector<std::uint32_t> class_id, cohort_id;
+  std::vector<std::uint32_t> class_of_cohort;
+  std::uint32_t classes = 0, cohorts = 0;
   double quantum = 1;  // messages a count moves by (duration mode); 0: counts are exact
 };
+
+void number_cohorts(evidence& ev) {
+  std::map<int, std::uint32_t> classes;
+  std::map<std::pair<int, int>, std::uint32_t> cohorts;
+  for (std::size_t i = 0; i < ev.judged.size(); ++i) {
+    if (!ev.judged[i]) continue;
+    classes.try_emplace(ev.cls[i], 0);
+    cohorts.try_emplace({ev.cls[i], ev.rnd[i]}, 0);
+  }
+  for (std::uint32_t k = 0; auto& [c, id] : classes) id = k++;
+  ev.class_of_cohort.clear();
+  for (std::uint32_t k = 0; auto& [c, id] : cohorts) {
+    id = k++;
+    ev.class_of_cohort.push_back(classes.at(c.first));
+  }
+  ev.classes = static_cast<std::uint32_t>(classes.size());
+  ev.cohorts = static_cast<std::uint32_t>(cohorts.size());
+  ev.class_id.assign(ev.judged.size(), 0);
+  ev.cohort_id.assign(ev.judged.size(), 0);
+  for (std::size_t i = 0; i < ev.judged.size(); ++i) {
+    if (!ev.judged[i]) continue;
+    ev.class_id[i] = classes.at(ev.cls[i]);
+    ev.cohort_id[i] = cohorts.at({ev.cls[i], ev.rnd[i]});
+  }
+}
 
 evidence gather(const run_matrices& m, std::uint64_t size, std::span<const std::int32_t> node_of,
                 std::span<const switch_group> uplinks, std::span<const nic_group> nics, bool counted,
@@ -67,6 +97,7 @@ evidence gather(const run_matrices& m, std::uint64_t size, std::span<const std::
   for (std::size_t i = 0; i < nn; ++i) {
     if (ev.judged[i]) ev.log_bw[i] = std::log(std::max(m.tx_bw.v[i], ev.quantum / 2 / ev.expected[i]));
   }
+  number_cohorts(ev);
   return ev;
 }
 
@@ -113,64 +144,51 @@ double rank_sum_p(const std::vector<double>& x, const std::vector<double>& sorte
   return 0.5 * std::erfc(-zscore / std::sqrt(2.0));
 }
 
-// Pair scores against a reference set: z = log bw - its cohort's median; `bound` the log ratio
-// below which the pair is slow; `spread` the reference's robust spread. `usable` is false when
-// the reference holds too few pairs to measure the run's noise.
+// Pair scores against a reference set: z = log bw - its cohort's median; `spread` the
+// reference's robust spread. `usable` is false when the reference holds too few pairs to measure
+// the run's noise.
 struct scores {
-  std::vector<double> z, bound;
+  std::vector<double> z;
   double spread = 0;
   bool usable = false;
 };
 
-scores score(const evidence& ev, const mask& ref, const finder_settings& s, double k) {
+scores score(const evidence& ev, const mask& ref, const finder_settings& s) {
   const std::size_t nn = ev.judged.size();
-  std::map<std::pair<int, int>, std::vector<double>> by_round;
-  std::map<int, std::vector<double>> by_class;
+  std::vector<std::vector<double>> by_cohort(ev.cohorts), by_class(ev.classes);
   for (std::size_t i = 0; i < nn; ++i) {
     if (!ref[i]) continue;
-    by_round[{ev.cls[i], ev.rnd[i]}].push_back(ev.log_bw[i]);
-    by_class[ev.cls[i]].push_back(ev.log_bw[i]);
+    by_cohort[ev.cohort_id[i]].push_back(ev.log_bw[i]);
+    by_class[ev.class_id[i]].push_back(ev.log_bw[i]);
   }
-  std::map<std::pair<int, int>, double> round_median;
-  for (auto& [key, v] : by_round) round_median[key] = v.size() >= 3 ? median_of(v) : nan;
-  std::map<int, double> class_median;
-  for (auto& [key, v] : by_class) class_median[key] = v.size() >= 2 ? median_of(v) : nan;
+  // a pair's centre: the median of its round's cohort where that holds three pairs, else its class's
+  // (a class's median only where one of its cohorts needs it: a mesh is one round)
+  std::vector<double> centre(ev.cohorts, nan), class_median(ev.classes, nan);
+  std::vector<std::uint8_t> class_done(ev.classes, 0);
+  for (std::uint32_t c = 0; c < ev.cohorts; ++c) {
+    if (by_cohort[c].size() >= 3) {
+      centre[c] = median_of(std::move(by_cohort[c]));
+      continue;
+    }
+    const std::uint32_t k = ev.class_of_cohort[c];
+    if (!class_done[k] && by_class[k].size() >= 2) class_median[k] = median_of(std::move(by_class[k]));
+    class_done[k] = 1;
+    centre[c] = class_median[k];
+  }
 
   scores out;
   out.z.assign(nn, nan);
-  out.bound.assign(nn, -std::numeric_limits<double>::infinity());
-  std::map<int, std::vector<double>> ref_z;  // by class
   std::vector<double> pooled;
   for (std::size_t i = 0; i < nn; ++i) {
     if (!ev.judged[i]) continue;
-    double r = nan;
-    if (auto it = round_median.find({ev.cls[i], ev.rnd[i]}); it != round_median.end()) r = it->second;
-    if (std::isnan(r)) {
-      if (auto it = class_median.find(ev.cls[i]); it != class_median.end()) r = it->second;
-    }
+    const double r = centre[ev.cohort_id[i]];
     if (std::isnan(r)) continue;
     out.z[i] = ev.log_bw[i] - r;
-    if (ref[i]) {
-      ref_z[ev.cls[i]].push_back(out.z[i]);
-      pooled.push_back(out.z[i]);
-    }
+    if (ref[i]) pooled.push_back(out.z[i]);
   }
   if (pooled.size() < 4) return out;
-  // a class spreads as it does (pairs within a node run on the CPUs, across nodes on the port):
-  // its own spread where it has enough pairs to say, else the run's
-  out.spread = robust_spread(pooled, s.min_spread);
-  std::map<int, double> spread_of;
-  for (auto& [c, v] : ref_z) spread_of[c] = v.size() >= 4 ? robust_spread(v, s.min_spread) : out.spread;
+  out.spread = robust_spread(std::move(pooled), s.min_spread);
   out.usable = true;
-  const double floor = std::log(s.slow_pct / 100);
-  for (std::size_t i = 0; i < nn; ++i) {
-    if (std::isnan(out.z[i])) continue;
-    const auto it = spread_of.find(ev.cls[i]);
-    const double spread = it != spread_of.end() ? it->second : out.spread;
-    // what the cohort's rate predicts for this pair's window, and the count's error around it
-    const double predicted = std::exp(ev.log_bw[i] - out.z[i]) * ev.expected[i];
-    out.bound[i] = std::min(floor, -k * std::hypot(spread, counting_error(ev, predicted)));
-  }
   return out;
 }
 
@@ -237,16 +255,25 @@ struct verdict {
   std::uint32_t fine = 0;      // ... and its named sides' pairs that are not slow
 };
 
-// The judged pairs of a candidate's side that no cause covers yet.
+// The judged pairs of a candidate's side that no cause covers yet, in index order. Only the
+// members' rows (sends) or columns (receives) are walked: a rank is one of N candidates.
 std::vector<std::size_t> side_pairs(const evidence& ev, const candidate& c, bool sends, const mask& covered,
                                     const std::vector<double>& z) {
+  std::vector<std::uint32_t> members;
+  for (std::uint32_t r = 0; r < ev.n && r < c.member.size(); ++r)
+    if (c.member[r]) members.push_back(r);
   std::vector<std::size_t> out;
+  const auto take = [&](std::uint32_t a, std::uint32_t b) {
+    const std::size_t i = std::size_t{a} * ev.n + b;
+    if (ev.judged[i] && !covered[i] && !std::isnan(z[i]) && !(c.across_only && ev.cls[i] == 0)) out.push_back(i);
+  };
   for (std::uint32_t a = 0; a < ev.n; ++a) {
-    for (std::uint32_t b = 0; b < ev.n; ++b) {
-      const std::size_t i = std::size_t{a} * ev.n + b;
-      const bool in = sends ? (c.member[a] && !c.member[b]) : (!c.member[a] && c.member[b]);
-      if (in && ev.judged[i] && !covered[i] && !std::isnan(z[i]) && !(c.across_only && ev.cls[i] == 0))
-        out.push_back(i);
+    if (sends && !c.member[a]) continue;
+    if (sends) {
+      for (std::uint32_t b = 0; b < ev.n; ++b)
+        if (!c.member[b]) take(a, b);
+    } else if (!c.member[a]) {
+      for (auto b : members) take(a, b);
     }
   }
   return out;
@@ -282,7 +309,7 @@ verdict against_noise(const evidence& ev, const candidate& c, const mask& covere
       ref[i] = ev.judged[i] && !covered[i] && !c.member[a] && !c.member[b];
     }
   }
-  const scores sc = score(ev, ref, s, s.k);
+  const scores sc = score(ev, ref, s);
   const double spread = rank_spread(ev, ref, sc.z, s.min_spread);
   const double floor = std::log(s.slow_pct / 100);
   // the reference pairs of its classes, in order: the same for both sides
@@ -336,7 +363,7 @@ verdict against_floor(const evidence& ev, const candidate& c, const mask& covere
       r.push_back(ratio[i]);
       k += below[i];
     }
-    sd->named = k >= 2 && 2 * k > sd->pairs.size();
+    sd->named = k >= 2 && 2 * std::size_t{k} > sd->pairs.size();
     if (!sd->named) continue;
     sd->median_pct = std::exp(median_of(r)) * 100;
     for (std::size_t j = 0; j < sd->pairs.size(); ++j) {
@@ -613,7 +640,7 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
   // what no cause explains: its noise, and single pairs beyond the stricter bound
   mask rest(ev.judged.size(), 0);
   for (std::size_t i = 0; i < rest.size(); ++i) rest[i] = ev.judged[i] && !covered[i];
-  const scores sc = score(ev, rest, s, s.k_link);
+  const scores sc = score(ev, rest, s);
   out.noise = sc.spread;
   for (std::size_t i = 0; i < rest.size(); ++i) out.judged += !std::isnan(sc.z[i]);
   if (sc.usable) {
