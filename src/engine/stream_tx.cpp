@@ -48,7 +48,7 @@ void stream::prepare_wrs() {
   const std::uint64_t first = s.posted;
   const std::uint64_t id = make_wr_id(s.link.session, 0);
   if (rotate_) [[unlikely]] {
-    const bool verify = opcode_ != IBV_WR_RDMA_READ;  // a READ's source is checked when it lands
+    const bool fill = opcode_ != IBV_WR_RDMA_READ;  // a READ's source is checked when it lands
     const bool imm = opcode_ == IBV_WR_RDMA_WRITE_WITH_IMM;
     std::uint32_t slot = s.remote_slot;
     std::uint32_t local_slot = s.local_slot;
@@ -56,7 +56,7 @@ void stream::prepare_wrs() {
       const std::uint64_t seq = first + i;
       std::byte* local = s.local_base + s.local_stride * local_slot;
       if (++local_slot == s.local_slots) local_slot = 0;
-      if (verify) {
+      if (fill) {
         fill_pattern(local, size_, {core_.rank(), s.link.peer, seq, s.link.lane});
         if (core_.corrupts(s.link.peer, s.link.lane, seq)) local[size_ / 2] ^= std::byte{0xff};
       }
@@ -69,8 +69,7 @@ void stream::prepare_wrs() {
       if (++slot == s.link.remote_slots) slot = 0;
     }
     s.remote_slot = slot;
-    s.local_slot = local_slot;
-    chain_session_ = no_session;
+    s.local_slot = local_slot;  // (rotate_ holds for the run: the chain is never aimed after this)
   } else if (chain_session_ != s.link.session) [[unlikely]] {
     aim_chain(s);
   }
