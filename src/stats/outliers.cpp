@@ -4,6 +4,7 @@
 #include "rdmamesh/stats/median.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -297,6 +298,78 @@ double rank_spread(const evidence& ev, const mask& ref, const std::vector<double
   return medians.size() >= 4 ? robust_spread(std::move(medians), floor) : nan;
 }
 
+// What a step's candidates are screened with, before the full test: the pairs no cause covers
+// yet (every candidate's reference is these less its own pairs), sorted by cohort and by class.
+struct screen {
+  std::vector<std::vector<double>> cohort, klass;  // log bw, ascending
+};
+
+screen make_screen(const evidence& ev, const mask& covered) {
+  screen sc{std::vector<std::vector<double>>(ev.cohorts), std::vector<std::vector<double>>(ev.classes)};
+  for (std::size_t i = 0; i < ev.judged.size(); ++i) {
+    if (!ev.judged[i] || covered[i]) continue;
+    sc.cohort[ev.cohort_id[i]].push_back(ev.log_bw[i]);
+    sc.klass[ev.class_id[i]].push_back(ev.log_bw[i]);
+  }
+  for (auto& v : sc.cohort) std::sort(v.begin(), v.end());
+  for (auto& v : sc.klass) std::sort(v.begin(), v.end());
+  return sc;
+}
+
+// Whether a side of the candidate can be named against its own reference, which needs at least
+// half of the side's pairs, two or more, below --slow % of their cohorts' medians (its median
+// below that bound). Each such median is at most the value r places above the middle of the
+// screen's sorted cohort, r the cohort's pairs the candidate removes. Where no side can, the full
+// test would name none and explain nothing: skipping it changes no finding, and a step costs N^2
+// plus N per candidate, and candidates x N^2 only for those with enough slow pairs to matter.
+bool may_name(const evidence& ev, const screen& sc, const candidate& c, const mask& covered, double floor) {
+  std::vector<std::size_t> touching;
+  std::vector<std::uint32_t> r_cohort(ev.cohorts, 0), r_class(ev.classes, 0);
+  const auto take = [&](std::uint32_t a, std::uint32_t b) {
+    const std::size_t i = std::size_t{a} * ev.n + b;
+    if (!ev.judged[i] || covered[i]) return;
+    touching.push_back(i);
+    ++r_cohort[ev.cohort_id[i]];
+    ++r_class[ev.class_id[i]];
+  };
+  for (std::uint32_t m = 0; m < ev.n; ++m) {
+    if (!c.member[m]) continue;
+    for (std::uint32_t p = 0; p < ev.n; ++p) {
+      take(m, p);                    // its row
+      if (!c.member[p]) take(p, m);  // its column, less what the row took
+    }
+  }
+  // per cohort: whether its pairs get a z at all (a median of three of the cohort, or of two of
+  // the class, is left), and the most that median can be
+  std::vector<std::uint8_t> seen(ev.cohorts, 0), scored(ev.cohorts, 0);
+  std::vector<double> bound(ev.cohorts, 0);
+  const auto upper = [&](std::uint32_t k) {
+    const std::uint32_t q = ev.class_of_cohort[k];
+    const std::size_t left = sc.cohort[k].size() - r_cohort[k], left_class = sc.klass[q].size() - r_class[q];
+    if (left >= 3) {
+      scored[k] = 1;
+      bound[k] = sc.cohort[k][left / 2 + r_cohort[k]];
+    } else if (left_class >= 2) {
+      scored[k] = 1;
+      bound[k] = sc.klass[q][left_class / 2 + r_class[q]];
+    }
+    seen[k] = 1;
+  };
+  std::uint32_t pairs[2] = {0, 0}, slow[2] = {0, 0};  // receives, sends
+  for (auto i : touching) {
+    const bool sends = c.member[i / ev.n] && !c.member[i % ev.n];
+    const bool receives = !c.member[i / ev.n] && c.member[i % ev.n];
+    if (!(sends || receives) || (c.across_only && ev.cls[i] == 0)) continue;
+    const std::uint32_t k = ev.cohort_id[i];
+    if (!seen[k]) upper(k);
+    if (!scored[k]) continue;
+    ++pairs[sends];
+    // a margin for rounding: a pair this close counts as possibly slow
+    slow[sends] += ev.log_bw[i] < floor + bound[k] + 1e-9;
+  }
+  return std::ranges::any_of(std::array{0, 1}, [&](int d) { return pairs[d] >= 2 && 2 * slow[d] >= pairs[d]; });
+}
+
 // A candidate against the judged pairs that touch neither it nor a cause already named: a side
 // is named when its median falls below --slow % of the cohort and below -k times the reference
 // ranks' spread (with the count's error); its slow pairs are those below --slow %.
@@ -377,8 +450,10 @@ verdict against_floor(const evidence& ev, const candidate& c, const mask& covere
 // The greedy cover: the candidate whose named sides explain the most unexplained slow pairs
 // first (the larger on a tie: a node before its ranks), until none explains another. `covered`
 // gets every pair of their named sides.
-template <class Evaluate>
-std::vector<outlier> cover(std::vector<candidate> cands, outlier_basis basis, Evaluate evaluate, mask& covered) {
+// `prepare(covered)` runs at each step, before its candidates are evaluated.
+template <class Evaluate, class Prepare>
+std::vector<outlier> cover(std::vector<candidate> cands, outlier_basis basis, Evaluate evaluate, Prepare prepare,
+                           mask& covered) {
   std::vector<outlier> found;
   mask explained(covered.size(), 0);
   // with switches, a cause is worth its slow pairs less its fine ones: an uplink whose named side
@@ -396,6 +471,7 @@ std::vector<outlier> cover(std::vector<candidate> cands, outlier_basis basis, Ev
     return c.kind == outlier_kind::uplink ? 0 : std::count(c.member.begin(), c.member.end(), 1);
   };
   while (true) {
+    prepare(covered);
     std::size_t best = cands.size();
     verdict best_v;
     for (std::size_t ci = 0; ci < cands.size(); ++ci) {
@@ -471,7 +547,7 @@ std::vector<outlier> below_floor(const evidence& ev, const run_matrices& m, std:
       [&](const candidate& c, const mask& cov, const mask& expl) {
         return against_floor(ev, c, cov, expl, below, ratio);
       },
-      covered);
+      [](const mask&) {}, covered);
   for (std::uint32_t a = 0; a < ev.n; ++a) {
     for (std::uint32_t b = 0; b < ev.n; ++b) {
       const std::size_t i = std::size_t{a} * ev.n + b;
@@ -630,10 +706,14 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
   }
   if (out.too_few_msgs || out.too_short) return out;  // an absolute floor holds; the noise cannot be told
   // each candidate against the judged pairs that touch neither it nor a cause already named
+  screen scr;
+  const double slow_floor = std::log(s.slow_pct / 100);
   for (auto& o : cover(
            candidates(ev.n, node_of, uplinks, nics), outlier_basis::noise,
-           [&](const candidate&c, const mask&cov, const mask&expl) { return against_noise(ev, c, cov, expl, s); },
-           covered)) {
+           [&](const candidate&c, const mask&cov, const mask&expl) {
+             return may_name(ev, scr, c, cov, slow_floor) ? against_noise(ev, c, cov, expl, s) : verdict{};
+           },
+           [&](const mask&cov) { scr = make_screen(ev, cov); }, covered)) {
     out.found.push_back(o);
   }
 
