@@ -146,6 +146,39 @@ TEST_CASE("one rank of a node slow: the rank, not its node") {
   CHECK(rep.found[0].pairs == 5);
 }
 
+// A step tests in full only candidates that could be named (half a side's pairs below --slow %
+// of a median their removal moves little): a large mesh must read as a small one does.
+TEST_CASE("a 96-rank mesh on 12 nodes: healthy names nothing; a node's sends, a rank's receives are named") {
+  const std::uint32_t n = 96;
+  SUBCASE("healthy") {
+    run r(n, nodes_of(12, 8));
+    r.jitter(0.05);
+    CHECK(named(r.find()) == 0);
+  }
+  SUBCASE("node 5's sends at half, rank 70's receives at 40 %") {
+    run r(n, nodes_of(12, 8));
+    r.jitter(0.05);
+    for (std::uint32_t a = 40; a < 48; ++a) {
+      for (std::uint32_t b = 0; b < n; ++b) {
+        if (b < 40 || b >= 48) r.scale(a, b, 0.5);
+      }
+    }
+    for (std::uint32_t a = 0; a < n; ++a) {
+      if (a != 70 && (a < 40 || a >= 48)) r.scale(a, 70, 0.4);
+    }
+    const auto rep = r.find();
+    REQUIRE(named(rep) == 2);
+    CHECK(rep.found[0].kind == outlier_kind::node);
+    CHECK(rep.found[0].node == 5);
+    CHECK(rep.found[0].send_pct == doctest::Approx(50).epsilon(0.15));
+    CHECK(rep.found[0].pairs == 8 * 88);
+    CHECK(rep.found[1].kind == outlier_kind::rank);
+    CHECK(rep.found[1].rank == 70);
+    CHECK(std::isnan(rep.found[1].send_pct));
+    CHECK(rep.found[1].recv_pct == doctest::Approx(40).epsilon(0.15));
+  }
+}
+
 TEST_CASE("one slow pair is a link; the same dip is noise in a run that spreads as much") {
   run quiet(4, nodes_of(1, 4));
   quiet.jitter(0.02);
