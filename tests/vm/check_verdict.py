@@ -80,8 +80,15 @@ def verdict(path, doc_path, healthy, node):
                       f"run {g.name}: {said!r}")
         else:
             check(doc["status"] == ("failed" if failed else "degraded"), f"status {doc['status']}")
-            check(len(counted) == 1, f"{len(counted)} counted causes: {[c['text'] for c in counted]}")
+            # one node or rank cause on NODE; beside it, only links with an end on NODE (a pair into
+            # a shaped port stays slow alone, its acknowledgements queued behind the port: the
+            # retest confirms it; the drain below still names NODE alone: CI, 2026-11-26)
+            mains = [c for c in counted if c["kind"] != "link"]
+            check(len(mains) == 1, f"{len(mains)} counted node/rank causes: {[c['text'] for c in counted]}")
             for c in counted:
+                if c["kind"] == "link":
+                    check(node in c["nodes"], f"counted link on {c['nodes']}, not at {node}: {c['text']}")
+                    continue
                 check(c["kind"] in ("node", "rank") and c["nodes"] == [node],
                       f"counted cause {c['kind']} on {c['nodes']}, expected node {node}: {c['text']}")
                 check(c["send_pct"] is not None and c["send_pct"][0] < 100, f"send_pct {c['send_pct']}")
