@@ -15,6 +15,15 @@ GB = figures.GB
 MAX_HEATMAPS = 16
 
 
+def retest_word(t, i):
+    """A retested pair's verdict; a pair still slow within its controls' whole spread is no link's proof."""
+    if not t["still_slow"][i]:
+        return "fine alone"
+    if "beyond_spread" in t and not t["beyond_spread"][i]:
+        return f"still slow alone (as a lone link below {float(t['link_bound_pct'][i]):.0f} %)"
+    return "still slow alone"
+
+
 def fmt(x, digits=3):
     return "—" if x is None or not np.isfinite(x) else f"{x:.{digits}g}"
 
@@ -274,7 +283,7 @@ def build(res, outdir):
                    "verdict"],
                   [[r.name, f"{int(r.retest_of):04d}", int(r.retest["src"][i]), int(r.retest["dst"][i]),
                     fmt(r.retest["before_bw"][i] * 8e-9), fmt(r.retest["alone_bw"][i] * 8e-9), fmt(r.retest["pct"][i]),
-                    "still slow alone" if r.retest["still_slow"][i] else "fine alone"] for r, i in retests])
+                    retest_word(r.retest, i)] for r, i in retests])
     events = [(r.name, e) for r in res.runs for e in r.data.get("events", [])]
     if events:
         doc.h2("Events")

@@ -20,13 +20,15 @@ bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size
   if (c.me == 0) {
     const auto last = c.book.last();
     if (last && last->bw && last->retest_of < 0) {
-      // at most 2 x N slow pairs (a slow rank's row and column), 4 controls
+      // at most 2 x N slow pairs (a slow rank's row and column), 4 controls per class of them
       // the pairs the finder named too (it judged them against their cohorts): so the retest
       // confirms or clears each named rank, NIC and node, not only the pairs slow by the median
-      const stats::pair_list named =
-          last->outliers ? stats::named_pairs(last->outliers->found, c.node_of, c.nics, c.n) : stats::pair_list{};
-      plan = stats::plan_retest(last->bw->tx_bw, last->bw->flags, last->bw->round, c.node_of, c.o.slow_pct, 2 * c.n, 4,
-                                named);
+      const std::vector<stats::pair_list> named =
+          last->outliers ? stats::named_sides(last->outliers->found, c.node_of, c.nics, c.n)
+                         : std::vector<stats::pair_list>{};
+      plan = stats::plan_retest(last->bw->tx_bw, last->bw->flags, last->bw->round,
+                                stats::pair_classes(c.n, c.node_of, c.uplinks, c.nics), c.o.slow_pct,
+                                std::size_t{2} * c.n, 4, named);
       before = last->bw->tx_bw;
     }
     if (!plan.slow.empty()) text = stats::encode_pairs(plan.slow) + "|" + stats::encode_pairs(plan.controls);

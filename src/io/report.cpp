@@ -280,10 +280,14 @@ std::vector<std::string> retest_lines(const run_record& r, std::span<const fabri
   std::vector<std::string> lines;
   auto who = [&](std::uint32_t rank) { return rank_name(rank, ranks); };
   for (const auto& v : r.retest) {
+    // the link's own bound where the controls spread beyond the side's hold on it
+    const std::string link = v.link_bound_pct < v.bound_pct - 0.5
+                                 ? fmt::format("; as a lone link below {:.0f} %", v.link_bound_pct)
+                                 : std::string();
     lines.push_back(fmt::format(
         "# retest of run {}: {} -> {} alone at {:.0f} % of {} control pair(s) ({:.3f} Gb/s, {:.3f} in the run; "
-        "slow below {:.0f} %): {}",
-        r.retest_of, who(v.src), who(v.dst), v.pct, r.retest_controls, to_gbps(v.alone), to_gbps(v.before), v.bound_pct,
+        "slow below {:.0f} %{}): {}",
+        r.retest_of, who(v.src), who(v.dst), v.pct, v.controls, to_gbps(v.alone), to_gbps(v.before), v.bound_pct, link,
         v.still_slow ? "still slow alone (its link or NIC)" : "fine alone (contention)"));
   }
   return lines;

@@ -353,18 +353,21 @@ void results_file::write_retest(hid_t run_group, const options& o, const run_rec
   h5::handle g = h5::create_group(run_group, "retest");
   h5::set_attr(g.get(), "slow_pct", o.slow_pct);
   h5::set_attr(g.get(), "controls", static_cast<std::int64_t>(run.retest_controls));
-  h5::set_attr(g.get(), "bound_pct",
-               run.retest.empty() ? std::numeric_limits<double>::quiet_NaN() : run.retest.front().bound_pct);
   const hsize_t dims[1] = {run.retest.size()};
   std::vector<std::int32_t> src, dst;
-  std::vector<double> before, alone, pct;
-  std::vector<std::uint8_t> still;
+  std::vector<double> before, alone, pct, bound, link_bound;
+  std::vector<std::int32_t> controls;
+  std::vector<std::uint8_t> still, beyond;
   for (const auto& v : run.retest) {
     src.push_back(static_cast<std::int32_t>(v.src));
     dst.push_back(static_cast<std::int32_t>(v.dst));
     before.push_back(v.before);
     alone.push_back(v.alone);
     pct.push_back(v.pct);
+    bound.push_back(v.bound_pct);
+    link_bound.push_back(v.link_bound_pct);
+    beyond.push_back(v.beyond_spread ? 1 : 0);
+    controls.push_back(static_cast<std::int32_t>(v.controls));
     still.push_back(v.still_slow ? 1 : 0);
   }
   h5::write(g.get(), "src", dims, std::span<const std::int32_t>(src));
@@ -372,7 +375,11 @@ void results_file::write_retest(hid_t run_group, const options& o, const run_rec
   h5::write(g.get(), "before_bw", dims, std::span<const double>(before));
   h5::write(g.get(), "alone_bw", dims, std::span<const double>(alone));
   h5::write(g.get(), "pct", dims, std::span<const double>(pct));
+  h5::write(g.get(), "bound_pct", dims, std::span<const double>(bound));
+  h5::write(g.get(), "class_controls", dims, std::span<const std::int32_t>(controls));
+  h5::write(g.get(), "link_bound_pct", dims, std::span<const double>(link_bound));
   h5::write(g.get(), "still_slow", dims, std::span<const std::uint8_t>(still));
+  h5::write(g.get(), "beyond_spread", dims, std::span<const std::uint8_t>(beyond));
   annotate_group(g.get(), group_kind::retest);
 }
 

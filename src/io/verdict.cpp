@@ -132,6 +132,7 @@ std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<co
                               c.counted    ? ""
                               : c.cleared  ? "seen, cleared by the retest (fine alone): "
                               : c.narrowed ? "seen, narrowed by the retest to its NIC (the others fine alone): "
+                              : c.within   ? "seen, part of its node's counted cause: "
                                            : "seen, not counted: ",
                               cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks)));
   }
@@ -167,6 +168,7 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
            {"counted", c.counted},
            {"cleared", c.cleared},
            {"narrowed", c.narrowed},
+           {"within", c.within},
            {"text", cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks)},
            {"runs", c.runs},
            {"run_labels", c.labels},

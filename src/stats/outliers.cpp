@@ -2,6 +2,7 @@
 // do not touch them, a greedy cover of the slow pairs, links last. See the header for the rule.
 #include "rdmamesh/stats/outliers.hpp"
 #include "rdmamesh/stats/median.hpp"
+#include "rdmamesh/stats/pair_class.hpp"
 
 #include <algorithm>
 #include <array>
@@ -23,8 +24,8 @@ struct evidence {
   mask judged;                   // ran, did not fail, measured a window
   std::vector<double> log_bw;    // log of bytes/s, the count corrected by half a quantum
   std::vector<double> expected;  // messages per byte/s: seconds / size (for the counting error)
-  // 0 within a node, 1 across nodes plus the uplinks its path crosses (--topology: within a leaf
-  // 1, leaf-spine-leaf 3); the round that measured it
+  // its class (pair_classes: within a node or across, the uplinks and rails it crosses); the
+  // round that measured it
   std::vector<int> cls, rnd;
   // the same as dense indices, so that a candidate's scores group pairs by vector, not by map
   // (every candidate of every step re-scores all N^2 pairs): a class, and a cohort (class, round)
@@ -64,10 +65,7 @@ evidence gather(const run_matrices& m, std::uint64_t size, std::span<const std::
                 std::uint64_t max_quantum) {
   evidence ev;
   const std::uint32_t n = ev.n = m.tx_bw.n;
-  std::vector<std::int32_t> rail(n, -1);
-  for (const auto& g : nics)
-    for (std::uint32_t r = 0; r < n && r < g.members.size(); ++r)
-      if (g.members[r]) rail[r] = g.rail;
+  const pair_classes class_of(n, node_of, uplinks, nics);
   const std::size_t nn = std::size_t{n} * n;
   ev.judged.assign(nn, 0);
   ev.log_bw.assign(nn, nan);
@@ -82,12 +80,9 @@ evidence gather(const run_matrices& m, std::uint64_t size, std::span<const std::
       if (a == b || m.round.v[i] < 0 || m.flags.v[i] != 0 || !(secs > 0) || !std::isfinite(m.tx_bw.v[i])) continue;
       ev.judged[i] = 1;
       ev.rnd[i] = m.round.v[i];
-      ev.cls[i] = across_nodes(node_of, a, b) ? 1 : 0;
-      // a pair through the spine is compared with pairs through the spine: crossing switches
-      // costs what it costs (oversubscribed uplinks, in the emulation each bridge's CPU)
-      for (const auto& u : uplinks) ev.cls[i] += ev.cls[i] > 0 && u.members.size() == n && u.members[a] != u.members[b];
-      // ... and a pair across rails with pairs across rails (a key of its own, beside the uplinks')
-      ev.cls[i] += ev.cls[i] > 0 && rail[a] != rail[b] ? 16 : 0;
+      // crossing switches or rails costs what it costs (oversubscribed uplinks, the spine; in the
+      // emulation each bridge's CPU)
+      ev.cls[i] = class_of(a, b);
       ev.expected[i] = secs / static_cast<double>(size);
       if (m.tx_msgs.v[i] > 0) q = std::gcd(q, m.tx_msgs.v[i]);
     }
@@ -266,7 +261,8 @@ std::vector<std::size_t> side_pairs(const evidence& ev, const candidate& c, bool
   std::vector<std::size_t> out;
   const auto take = [&](std::uint32_t a, std::uint32_t b) {
     const std::size_t i = std::size_t{a} * ev.n + b;
-    if (ev.judged[i] && !covered[i] && !std::isnan(z[i]) && !(c.across_only && ev.cls[i] == 0)) out.push_back(i);
+    if (ev.judged[i] && !covered[i] && !std::isnan(z[i]) && !(c.across_only && !pair_classes::across(ev.cls[i])))
+      out.push_back(i);
   };
   for (std::uint32_t a = 0; a < ev.n; ++a) {
     if (sends && !c.member[a]) continue;
@@ -359,7 +355,7 @@ bool may_name(const evidence& ev, const screen& sc, const candidate& c, const ma
   for (auto i : touching) {
     const bool sends = c.member[i / ev.n] && !c.member[i % ev.n];
     const bool receives = !c.member[i / ev.n] && c.member[i % ev.n];
-    if (!(sends || receives) || (c.across_only && ev.cls[i] == 0)) continue;
+    if (!(sends || receives) || (c.across_only && !pair_classes::across(ev.cls[i]))) continue;
     const std::uint32_t k = ev.cohort_id[i];
     if (!seen[k]) upper(k);
     if (!scored[k]) continue;
@@ -388,7 +384,8 @@ verdict against_noise(const evidence& ev, const candidate& c, const mask& covere
   // the reference pairs of its classes, in order: the same for both sides
   std::vector<double> others;
   for (std::size_t i = 0; i < ref.size(); ++i) {
-    if (ref[i] && !std::isnan(sc.z[i]) && !(c.across_only && ev.cls[i] == 0)) others.push_back(sc.z[i]);
+    if (ref[i] && !std::isnan(sc.z[i]) && !(c.across_only && !pair_classes::across(ev.cls[i])))
+      others.push_back(sc.z[i]);
   }
   std::sort(others.begin(), others.end());
   verdict v;
@@ -666,6 +663,39 @@ link_noise residuals(const evidence& ev, const mask& rest, const std::vector<dou
   return out;
 }
 
+namespace {
+
+// A NIC of one rank and that rank are one cause, the NIC's (what is replaced): the cover names the
+// NIC for one side and, the NIC spent, the rank for the other (vm.rails, 2026-11-26: a shaped
+// NIC's sends, then its rank's receives, their acknowledgements queued behind them).
+void fold_one_rank_nics(std::vector<outlier>& found, std::span<const nic_group> nics) {
+  for (const auto& g : nics) {
+    if (std::ranges::count(g.members, std::uint8_t{1}) != 1) continue;
+    const auto r = static_cast<std::int32_t>(std::ranges::find(g.members, std::uint8_t{1}) - g.members.begin());
+    for (auto rk = found.begin(); rk != found.end();) {
+      if (rk->kind != outlier_kind::rank || rk->rank != r) {
+        ++rk;
+        continue;
+      }
+      const auto nic = std::ranges::find_if(found, [&](const outlier& o) {
+        return o.kind == outlier_kind::nic && o.node == g.node && o.peer == g.rail && o.basis == rk->basis &&
+               std::isnan(o.send_pct) != std::isnan(rk->send_pct) && std::isnan(o.recv_pct) != std::isnan(rk->recv_pct);
+      });
+      if (nic == found.end()) {
+        ++rk;
+        continue;
+      }
+      if (std::isnan(nic->send_pct)) nic->send_pct = rk->send_pct;
+      if (std::isnan(nic->recv_pct)) nic->recv_pct = rk->recv_pct;
+      nic->pairs += rk->pairs;
+      nic->fine += rk->fine;
+      rk = found.erase(rk);
+    }
+  }
+}
+
+}  // namespace
+
 outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
                              const finder_settings& s, std::span<const switch_group> uplinks,
                              std::span<const nic_group> nics) {
@@ -716,6 +746,7 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
            [&](const mask&cov) { scr = make_screen(ev, cov); }, covered)) {
     out.found.push_back(o);
   }
+  fold_one_rank_nics(out.found, nics);
 
   // what no cause explains: its noise, and single pairs beyond the stricter bound
   mask rest(ev.judged.size(), 0);

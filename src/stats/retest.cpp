@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numbers>
+#include <set>
 #include <span>
 #include <sstream>
 
@@ -13,65 +15,98 @@
 
 namespace rdmamesh::stats {
 retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& flags, const square<std::int32_t>& round,
-                        std::span<const std::int32_t> node_of, double slow_pct, std::size_t max_slow,
-                        std::size_t controls, const pair_list& named) {
+                        const pair_classes& class_of, double slow_pct, std::size_t max_slow, std::size_t controls,
+                        std::span<const pair_list> named) {
   struct entry {
     double v;
     std::uint32_t a, b;
+    int cls;
   };
   std::vector<entry> measured;
+  std::map<int, std::vector<double>> by_class;
   for (std::uint32_t a = 0; a < bw.n; ++a) {
     for (std::uint32_t b = 0; b < bw.n; ++b) {
       if (a == b || round.at(a, b) < 0 || flags.at(a, b) != 0 || !std::isfinite(bw.at(a, b))) continue;
-      measured.push_back({bw.at(a, b), a, b});
+      measured.push_back({bw.at(a, b), a, b, class_of(a, b)});
+      by_class[measured.back().cls].push_back(bw.at(a, b));
     }
   }
   retest_plan plan;
-  std::vector<double> values;
-  for (const auto& e : measured) values.push_back(e.v);
-  const double median = median_of(values);
-  if (!(median > 0)) return plan;
-  std::vector<entry> slow, fine;
-  const auto was_named = [&](const entry& e) { return std::ranges::find(named, std::pair{e.a, e.b}) != named.end(); };
-  for (const auto& e : measured) (e.v < median * slow_pct / 100 || was_named(e) ? slow : fine).push_back(e);
-  std::sort(slow.begin(), slow.end(), [](const entry& x, const entry& y) { return x.v < y.v; });
-  if (slow.size() > max_slow) slow.resize(max_slow);
+  // slow against its class's median, as the finder judges it: on the emulated rail cluster the
+  // pairs within a node (between its rails) ran below the run's median, all but one went again
+  // as slow, and that one, their only control, read three times their speed alone
+  std::map<int, double> median;
+  for (auto& [k, v] : by_class) median[k] = median_of(std::move(v));
+  const auto below = [&](const entry& e) { return e.v < median.at(e.cls) * slow_pct / 100; };
+  const auto slower = [](const entry& x, const entry& y) { return x.v < y.v; };
+  // a named side's slowest pairs, a few per rank and side: enough for the verdict to confirm it
+  // (most, two at least, still slow) or clear it (two or more fine), whatever the cap (a node
+  // named for its receives beside its NIC's sends once had 13 pairs cut to 12, none of one
+  // rank's receives retested, and the node stood)
+  constexpr std::size_t named_per_side = 4;
+  std::set<std::pair<std::uint32_t, std::uint32_t>> on_named, sampled;
+  for (const auto& side : named) {
+    std::vector<entry> mine;
+    for (const auto& e : measured) {
+      if (std::ranges::find(side, std::pair{e.a, e.b}) == side.end()) continue;
+      on_named.insert({e.a, e.b});
+      mine.push_back(e);
+    }
+    std::ranges::sort(mine, slower);
+    for (std::size_t i = 0; i < mine.size() && i < named_per_side; ++i) sampled.insert({mine[i].a, mine[i].b});
+  }
+  std::vector<entry> slow, fine, others;
+  for (const auto& e : measured) {
+    if (sampled.contains({e.a, e.b}))
+      slow.push_back(e);
+    else if (below(e))
+      others.push_back(e);
+    else if (!on_named.contains({e.a, e.b}))
+      fine.push_back(e);
+  }
+  // then the slowest of the rest, to at most max_slow in all
+  std::ranges::sort(others, slower);
+  for (const auto& e : others)
+    if (slow.size() < max_slow) slow.push_back(e);
+  std::ranges::sort(slow, slower);
   std::vector<std::uint32_t> involved(bw.n, 0);  // slow pairs each rank is in
+  std::set<int> slow_classes;
   for (const auto& e : slow) {
     plan.slow.emplace_back(e.a, e.b);
     ++involved[e.a];
     ++involved[e.b];
+    slow_classes.insert(e.cls);
   }
   if (plan.slow.empty()) return plan;
-  // controls of the slow pairs' class (across nodes, or within one: loopback runs up to twice
-  // as fast, and mixed controls once spread so wide that a node at 15 % read as noise), where
-  // that class has healthy pairs
-  auto across = [&](const entry& e) { return across_nodes(node_of, e.a, e.b); };
-  const auto n_across = std::count_if(slow.begin(), slow.end(), across);
-  const bool want_across = 2 * static_cast<std::size_t>(n_across) >= slow.size();
-  std::vector<entry> same;
-  for (const auto& e : fine)
-    if (across(e) == want_across) same.push_back(e);
-  if (!same.empty()) fine = std::move(same);
-  std::vector<double> fine_values;
-  for (const auto& e : fine) fine_values.push_back(e.v);
-  const double centre = fine_values.empty() ? median : median_of(fine_values);
-  // nearest the class's median, away from the ranks the slow pairs share most (a slow NIC
+  // from `pool`: nearest its median, away from the ranks the slow pairs share most (a slow NIC
   // would make a control slow too)
-  std::stable_sort(fine.begin(), fine.end(),
-                   [&](const entry& x, const entry& y) { return std::abs(x.v - centre) < std::abs(y.v - centre); });
-  std::stable_sort(fine.begin(), fine.end(), [&](const entry& x, const entry& y) {
-    return involved[x.a] + involved[x.b] < involved[y.a] + involved[y.b];
-  });
-  for (std::size_t i = 0; i < fine.size() && plan.controls.size() < controls; ++i) {
-    plan.controls.emplace_back(fine[i].a, fine[i].b);
+  const auto pick = [&](std::vector<entry> pool) {
+    std::vector<double> v;
+    for (const auto& e : pool) v.push_back(e.v);
+    const double centre = median_of(v);
+    std::stable_sort(pool.begin(), pool.end(),
+                     [&](const entry& x, const entry& y) { return std::abs(x.v - centre) < std::abs(y.v - centre); });
+    std::stable_sort(pool.begin(), pool.end(), [&](const entry& x, const entry& y) {
+      return involved[x.a] + involved[x.b] < involved[y.a] + involved[y.b];
+    });
+    for (std::size_t i = 0; i < pool.size() && i < controls; ++i) plan.controls.emplace_back(pool[i].a, pool[i].b);
+  };
+  // controls of each slow pair's class, where that class has healthy pairs: loopback runs up to
+  // twice as fast as a link, and a pair between rails half as fast as one on a rail (a healthy
+  // rank's pairs across rails once read 31-47 % of controls on one rail, and it was drained)
+  for (int k : slow_classes) {
+    std::vector<entry> same;
+    for (const auto& e : fine)
+      if (e.cls == k) same.push_back(e);
+    pick(std::move(same));
   }
+  if (plan.controls.empty()) pick(std::move(fine));
   return plan;
 }
 
-pair_list named_pairs(std::span<const outlier> found, std::span<const std::int32_t> node_of,
-                      std::span<const nic_group> nics, std::uint32_t n) {
-  pair_list out;
+std::vector<pair_list> named_sides(std::span<const outlier> found, std::span<const std::int32_t> node_of,
+                                   std::span<const nic_group> nics, std::uint32_t n) {
+  std::vector<pair_list> out;
   for (const auto& o : found) {
     if (o.kind != outlier_kind::rank && o.kind != outlier_kind::node && o.kind != outlier_kind::nic) continue;
     std::vector<std::uint8_t> member(n, 0);
@@ -83,47 +118,85 @@ pair_list named_pairs(std::span<const outlier> found, std::span<const std::int32
                           return g.node == o.node && g.rail == o.peer && r < g.members.size() && g.members[r];
                         });
     }
-    for (std::uint32_t a = 0; a < n; ++a) {
-      for (std::uint32_t b = 0; b < n; ++b) {
-        const bool send = std::isfinite(o.send_pct) && member[a] && !member[b];
-        const bool recv = std::isfinite(o.recv_pct) && !member[a] && member[b];
-        // a node's pairs among its own ranks stay inside it, as the finder judged them
-        if ((send || recv) && (o.kind != outlier_kind::node || across_nodes(node_of, a, b))) out.emplace_back(a, b);
+    // a node's pairs among its own ranks stay inside it, as the finder judged them
+    const auto counts = [&](std::uint32_t a, std::uint32_t b) {
+      return a != b && member[a] != member[b] && (o.kind != outlier_kind::node || across_nodes(node_of, a, b));
+    };
+    for (std::uint32_t r = 0; r < n; ++r) {
+      if (!member[r]) continue;
+      pair_list sends, receives;
+      for (std::uint32_t p = 0; p < n; ++p) {
+        if (std::isfinite(o.send_pct) && counts(r, p)) sends.emplace_back(r, p);
+        if (std::isfinite(o.recv_pct) && counts(p, r)) receives.emplace_back(p, r);
       }
+      for (auto* side : {&sends, &receives})
+        if (!side->empty()) out.push_back(std::move(*side));
     }
   }
-  std::ranges::sort(out);
-  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
-double retest_bound_pct(const std::vector<double>& controls, double slow_pct) {
+namespace {
+
+// --slow %, or e^(-3s) where lower: s the robust spread (1.4826 x MAD) of the controls' log
+// rates, at least 0.1 (four controls that happen to agree would bring back the bare --slow
+// bound that healthy pairs fall under) and at most `most_s`
+double spread_bound_pct(const std::vector<double>& controls, double slow_pct, double most_s) {
   const double reference = median_of(controls);
   if (!(reference > 0)) return slow_pct;
   std::vector<double> dev;
   for (double c : controls) dev.push_back(std::abs(std::log(c / reference)));
-  // MAD of the log rates, as a standard deviation, held between two bounds: four controls that
-  // happen to agree would bring back the bare --slow bound that healthy pairs fall under, and one
-  // fast control once stretched it so far that a sick node's pairs at 21 % alone read fine
-  // (under half speed alone is slow whatever the controls do)
-  constexpr double mad_to_sd = 1.4826, k = 3, least_s = 0.1, most_s = std::numbers::ln2 / k;
-  const double s = std::clamp(mad_to_sd * median_of(dev), least_s, most_s);
+  constexpr double mad_to_sd = 1.4826, k = 3, least_s = 0.1;
+  const double s = std::max(least_s, std::min(mad_to_sd * median_of(dev), most_s));
   return std::min(slow_pct, 100 * std::exp(-k * s));
 }
 
+}  // namespace
+
+double retest_bound_pct(const std::vector<double>& controls, double slow_pct) {
+  // held to half speed: one fast control once stretched the spread so far that a sick node's
+  // pairs at 21 % alone read fine (a side's several pairs outvote one control's noise)
+  return spread_bound_pct(controls, slow_pct, std::numbers::ln2 / 3);
+}
+
+double retest_link_bound_pct(const std::vector<double>& controls, double slow_pct) {
+  // one pair alone is one sample: below the controls' spread not held to half speed (on a busy
+  // emulated rail cluster a healthy link alone read 44 % of controls spread over 0.055-0.203
+  // Gb/s), or below half the slowest control, so that four wide controls still confirm a link
+  // far beneath them all (a sick node's pairs at 21 % of 0.059-0.277 Gb/s)
+  const double reference = median_of(controls);
+  if (!(reference > 0)) return slow_pct;
+  const double spread = spread_bound_pct(controls, slow_pct, std::numeric_limits<double>::infinity());
+  const double under_all = 50 * std::ranges::min(controls) / reference;
+  return std::min(retest_bound_pct(controls, slow_pct), std::max(spread, under_all));
+}
+
 std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<double>& before,
-                                         const square<double>& alone, double slow_pct) {
-  std::vector<double> ctl;
+                                         const square<double>& alone, double slow_pct, const pair_classes& class_of) {
+  std::map<int, std::vector<double>> by_class;
+  std::vector<double> all;
   for (const auto& [a, b] : plan.controls) {
-    if (std::isfinite(alone.at(a, b)) && alone.at(a, b) > 0) ctl.push_back(alone.at(a, b));
+    if (!(std::isfinite(alone.at(a, b)) && alone.at(a, b) > 0)) continue;
+    by_class[class_of(a, b)].push_back(alone.at(a, b));
+    all.push_back(alone.at(a, b));
   }
-  const double reference = median_of(ctl);
-  const double bound = retest_bound_pct(ctl, slow_pct);
   std::vector<retest_verdict> out;
   for (const auto& [a, b] : plan.slow) {
-    retest_verdict v{.src = a, .dst = b, .before = before.at(a, b), .alone = alone.at(a, b), .bound_pct = bound};
+    // its own class's controls; all of them where its class measured fewer than two (one
+    // control is one sample, no median)
+    const auto it = by_class.find(class_of(a, b));
+    const std::vector<double>& ctl = it != by_class.end() && it->second.size() >= 2 ? it->second : all;
+    const double reference = median_of(ctl);
+    retest_verdict v{.src = a,
+                     .dst = b,
+                     .before = before.at(a, b),
+                     .alone = alone.at(a, b),
+                     .bound_pct = retest_bound_pct(ctl, slow_pct),
+                     .link_bound_pct = retest_link_bound_pct(ctl, slow_pct),
+                     .controls = ctl.size()};
     v.pct = reference > 0 ? 100 * v.alone / reference : std::numeric_limits<double>::quiet_NaN();
-    v.still_slow = !(v.pct >= bound);  // unmeasured alone counts as slow: it did not recover
+    v.still_slow = !(v.pct >= v.bound_pct);  // unmeasured alone counts as slow: it did not recover
+    v.beyond_spread = !(v.pct >= v.link_bound_pct);
     out.push_back(v);
   }
   return out;

@@ -52,7 +52,7 @@ TEST_CASE("plan: a slow rank's sends go again, slowest first, with controls clea
   m.bw.at(2, 1) = 20;
   m.flags.at(0, 3) = 1;  // failed pairs are no retest: their events say why
   const std::vector<std::int32_t> one_node(4, 0);
-  const auto p = stats::plan_retest(m.bw, m.flags, m.round, one_node, 90, 8, 2);
+  const auto p = stats::plan_retest(m.bw, m.flags, m.round, stats::pair_classes(4, one_node), 90, 8, 2);
   REQUIRE(p.slow.size() == 3);
   CHECK(p.slow[0] == std::pair<std::uint32_t, std::uint32_t>{2, 1});
   for (const auto& [a, b] : p.slow) CHECK(a == 2);
@@ -62,8 +62,8 @@ TEST_CASE("plan: a slow rank's sends go again, slowest first, with controls clea
     CHECK(b != 2);
     CHECK_FALSE((a == 0 && b == 3));
   }
-  CHECK(stats::plan_retest(mesh4(100).bw, m.flags, m.round, one_node, 90, 8, 2).slow.empty());
-  CHECK(stats::plan_retest(m.bw, m.flags, m.round, one_node, 90, 1, 2).slow.size() == 1);
+  CHECK(stats::plan_retest(mesh4(100).bw, m.flags, m.round, stats::pair_classes(4, one_node), 90, 8, 2).slow.empty());
+  CHECK(stats::plan_retest(m.bw, m.flags, m.round, stats::pair_classes(4, one_node), 90, 1, 2).slow.size() == 1);
 }
 
 TEST_CASE("plan: controls of the slow pairs' class, not loopback pairs beside cross-node ones") {
@@ -76,10 +76,55 @@ TEST_CASE("plan: controls of the slow pairs' class, not loopback pairs beside cr
     for (std::uint32_t b = 0; b < 6; ++b)
       if (a != b) bw.at(a, b) = node_of[a] == node_of[b] ? 200.0 + a : 100.0 + a + b;
   for (std::uint32_t b : {0u, 1u, 4u, 5u}) bw.at(2, b) = bw.at(3, b) = 20;  // node 1's sends
-  const auto p = stats::plan_retest(bw, flags, round, node_of, 90, 12, 4);
+  const auto p = stats::plan_retest(bw, flags, round, stats::pair_classes(6, node_of), 90, 12, 4);
   REQUIRE(p.slow.size() == 8);
   REQUIRE(p.controls.size() == 4);
   for (const auto& [a, b] : p.controls) CHECK(node_of[a] != node_of[b]);
+}
+
+TEST_CASE("plan and verdict: a pair between rails is judged against controls between rails") {
+  // CI's sick health job on the rail cluster, 2026-11-26: 3 nodes x 2 NICs, one rank per NIC;
+  // pairs between rails run at half a rail's speed (they cross the spine), and rank 5's pairs
+  // between rails alone read 31-47 % of four controls on rail 0, so node3 was drained
+  const std::vector<std::int32_t> node_of{0, 0, 1, 1, 2, 2}, rail_of{0, 1, 0, 1, 0, 1};
+  const auto nics = stats::nic_groups(node_of, rail_of);
+  const stats::pair_classes class_of(6, node_of, {}, nics);
+  CHECK(class_of(0, 2) != class_of(0, 3));  // a rail, and between rails
+  CHECK(class_of(0, 1) != class_of(0, 3));  // within a node, and across
+  CHECK(stats::pair_classes::across(class_of(0, 3)));
+  CHECK_FALSE(stats::pair_classes::across(class_of(0, 1)));
+  stats::square<double> bw(6, NAN);
+  stats::square<std::uint8_t> flags(6, 0);
+  stats::square<std::int32_t> round(6, 0);
+  for (std::uint32_t a = 0; a < 6; ++a)
+    for (std::uint32_t b = 0; b < 6; ++b)
+      if (a != b) bw.at(a, b) = (rail_of[a] == rail_of[b] ? 200.0 : 100.0) + a + b;
+  // within a node (between its rails) slower still: slow only against their own class's median
+  for (std::uint32_t a : {0u, 2u, 4u}) bw.at(a, a + 1) = bw.at(a + 1, a) = 60 + a;
+  for (std::uint32_t b : {0u, 1u, 2u, 4u, 5u}) bw.at(3, b) = 10;  // rank 3's NIC, shaped
+  bw.at(5, 0) = 50;                                               // rank 5's pairs: contention
+  bw.at(5, 4) = 50;
+  const auto p = stats::plan_retest(bw, flags, round, class_of, 90, 12, 2);
+  std::set<int> slow_classes, control_classes;
+  for (const auto& [a, b] : p.slow) slow_classes.insert(class_of(a, b));
+  for (const auto& [a, b] : p.controls) {
+    control_classes.insert(class_of(a, b));
+    CHECK((a != 3 && b != 3));  // clear of the shaped NIC's rank, each class having others
+  }
+  CHECK(slow_classes.size() >= 2);
+  CHECK(control_classes == slow_classes);  // every class of the slow pairs has its controls
+  for (const auto& [a, b] : p.slow) CHECK((a == 3 || a == 5 || b == 3 || node_of[a] != node_of[b]));
+  // alone, every healthy pair runs at its class's speed; rank 3's sends at a tenth of it
+  stats::square<double> alone(6, NAN);
+  for (const auto& [a, b] : p.controls) alone.at(a, b) = rail_of[a] == rail_of[b] ? 400 : 200;
+  for (const auto& [a, b] : p.slow) alone.at(a, b) = a == 3 ? 20 : rail_of[a] == rail_of[b] ? 400 : 200;
+  for (const auto& v : stats::judge_retest(p, bw, alone, 90, class_of)) {
+    CAPTURE(v.src);
+    CAPTURE(v.dst);
+    CHECK(v.still_slow == (v.src == 3));
+    CHECK(v.controls >= 1);
+    if (v.src != 3) CHECK(v.pct == doctest::Approx(100));
+  }
 }
 
 TEST_CASE("verdict: still slow alone below --slow % of the controls alone, fine alone above") {
@@ -93,7 +138,7 @@ TEST_CASE("verdict: still slow alone below --slow % of the controls alone, fine 
   alone.at(3, 0) = 380;
   alone.at(2, 0) = 120;  // 30 % of 400: the link or NIC
   alone.at(2, 1) = 396;  // 99 %: it was contention
-  const auto v = stats::judge_retest(p, before.bw, alone, 90);
+  const auto v = stats::judge_retest(p, before.bw, alone, 90, stats::pair_classes(4, std::vector<std::int32_t>(4, 0)));
   REQUIRE(v.size() == 2);
   CHECK(v[0].pct == doctest::Approx(30));
   CHECK(v[0].still_slow);
@@ -102,7 +147,8 @@ TEST_CASE("verdict: still slow alone below --slow % of the controls alone, fine 
   CHECK_FALSE(v[1].still_slow);
   // no control measured: no verdict of health
   p.controls.clear();
-  CHECK(stats::judge_retest(p, before.bw, alone, 90)[1].still_slow);
+  CHECK(stats::judge_retest(p, before.bw, alone, 90, stats::pair_classes(4, std::vector<std::int32_t>(4, 0)))[1]
+            .still_slow);
 }
 
 TEST_CASE("verdict: a pair alone within the controls' own spread is fine alone, even under --slow") {
@@ -120,7 +166,7 @@ TEST_CASE("verdict: a pair alone within the controls' own spread is fine alone, 
   alone.at(2, 0) = 108;  // 84 %
   alone.at(2, 1) = 115;  // 89 %
   alone.at(2, 3) = 22;   // 17 %: the sick node of the same CI run
-  const auto v = stats::judge_retest(p, before.bw, alone, 90);
+  const auto v = stats::judge_retest(p, before.bw, alone, 90, stats::pair_classes(4, std::vector<std::int32_t>(4, 0)));
   REQUIRE(v.size() == 3);
   CHECK(v[0].bound_pct < 80);
   CHECK(v[0].bound_pct > 50);
@@ -135,6 +181,56 @@ TEST_CASE("verdict: a pair alone within the controls' own spread is fine alone, 
   // controls spread by one fast pair (CI's sick health job, 2026-11-25: 0.059, 0.073, 0.140,
   // 0.277 Gb/s): the bound stays at half speed, and the sick node's pairs at 21-24 % stay slow
   CHECK(stats::retest_bound_pct({0.059, 0.073, 0.140, 0.277}, 90) == doctest::Approx(50));
+  // ... but one pair alone (a link) must be below their whole spread: the bound not held there
+  // (or under half the slowest: the sick node's pairs at 21 % stay slow as links too)
+  CHECK(stats::retest_link_bound_pct({0.059, 0.073, 0.140, 0.277}, 90) < 30);
+  CHECK(stats::retest_link_bound_pct({0.059, 0.073, 0.140, 0.277}, 90) > 21);
+  CHECK(stats::retest_link_bound_pct({100, 101, 99, 100}, 90) == doctest::Approx(100 * std::exp(-0.3)));
+}
+
+TEST_CASE("verdict: a pair alone within its controls' whole spread is still slow for a side, not for a link") {
+  // CI's rail cluster, 2026-11-26: a healthy link alone at 44 % of controls spread over
+  // 0.055-0.203 Gb/s was counted as a link
+  const auto before = mesh4(30);
+  stats::retest_plan p;
+  p.slow = {{1, 2}, {2, 0}};
+  p.controls = {{0, 1}, {1, 3}, {3, 0}, {0, 3}};
+  stats::square<double> alone(4, NAN);
+  alone.at(0, 1) = 203;
+  alone.at(1, 3) = 55;
+  alone.at(3, 0) = 86;
+  alone.at(0, 3) = 115;
+  alone.at(1, 2) = 44;  // 44 %
+  alone.at(2, 0) = 10;  // 10 %: beyond any spread
+  const auto v = stats::judge_retest(p, before.bw, alone, 90, stats::pair_classes(4, std::vector<std::int32_t>(4, 0)));
+  REQUIRE(v.size() == 2);
+  CHECK(v[0].still_slow);
+  CHECK_FALSE(v[0].beyond_spread);
+  CHECK(v[0].link_bound_pct < v[0].bound_pct);
+  CHECK(v[1].still_slow);
+  CHECK(v[1].beyond_spread);
+}
+
+TEST_CASE("verdict: a class with one control measured borrows every control's median") {
+  // one control is one sample: vm.rails' within-node class once had one, at three times the
+  // speed of its class's pairs alone, and all of them read still slow
+  const std::vector<std::int32_t> node_of{0, 0, 1, 1};
+  const stats::pair_classes class_of(4, node_of);
+  const auto before = mesh4(30);
+  stats::retest_plan p;
+  p.slow = {{1, 0}};
+  p.controls = {{2, 3}, {0, 2}, {1, 3}, {2, 0}};
+  stats::square<double> alone(4, NAN);
+  alone.at(2, 3) = 260;  // the within-node class's one control
+  alone.at(0, 2) = 90;
+  alone.at(1, 3) = 100;
+  alone.at(2, 0) = 110;
+  alone.at(1, 0) = 70;
+  const auto v = stats::judge_retest(p, before.bw, alone, 90, class_of);
+  REQUIRE(v.size() == 1);
+  CHECK(v[0].controls == 4);
+  CHECK(v[0].pct == doctest::Approx(100 * 70 / 105.0));
+  CHECK_FALSE(v[0].still_slow);
 }
 
 TEST_CASE("pairs travel as text between ranks unchanged") {
@@ -148,12 +244,12 @@ TEST_CASE("plan: the sides the finder named go again too, though the run's media
   // against their cohorts; the retest measures them alone so the verdict can confirm or clear it
   const auto m = mesh4(95);
   const std::vector<std::int32_t> one_node(4, 0);
-  CHECK(stats::plan_retest(m.bw, m.flags, m.round, one_node, 90, 8, 2).slow.empty());
+  CHECK(stats::plan_retest(m.bw, m.flags, m.round, stats::pair_classes(4, one_node), 90, 8, 2).slow.empty());
   const std::vector<stats::outlier> found{
       {stats::outlier_kind::rank, stats::outlier_basis::noise, 0, 2, -1, 92, NAN, 3, 0}};
-  const auto named = stats::named_pairs(found, one_node, {}, 4);
-  CHECK(named == stats::pair_list{{2, 0}, {2, 1}, {2, 3}});
-  const auto p = stats::plan_retest(m.bw, m.flags, m.round, one_node, 90, 8, 2, named);
+  const auto named = stats::named_sides(found, one_node, {}, 4);
+  CHECK(named == std::vector<stats::pair_list>{{{2, 0}, {2, 1}, {2, 3}}});
+  const auto p = stats::plan_retest(m.bw, m.flags, m.round, stats::pair_classes(4, one_node), 90, 8, 2, named);
   CHECK(p.slow.size() == 3);
   for (const auto& [a, b] : p.controls) CHECK((a != 2 && b != 2));
   // a NIC's receives (its rail's ranks on its node); a node's pairs across nodes only
@@ -161,8 +257,43 @@ TEST_CASE("plan: the sides the finder named go again too, though the run's media
   const auto nics = stats::nic_groups(two_nodes, rails);
   const std::vector<stats::outlier> nic{
       {stats::outlier_kind::nic, stats::outlier_basis::noise, 1, -1, 1, NAN, 50, 3, 0}};
-  CHECK(stats::named_pairs(nic, two_nodes, nics, 4) == stats::pair_list{{0, 3}, {1, 3}, {2, 3}});
+  CHECK(stats::named_sides(nic, two_nodes, nics, 4) == std::vector<stats::pair_list>{{{0, 3}, {1, 3}, {2, 3}}});
   const std::vector<stats::outlier> node{
       {stats::outlier_kind::node, stats::outlier_basis::noise, 0, -1, -1, 50, NAN, 4, 0}};
-  CHECK(stats::named_pairs(node, two_nodes, {}, 4) == stats::pair_list{{0, 2}, {0, 3}, {1, 2}, {1, 3}});
+  CHECK(stats::named_sides(node, two_nodes, {}, 4) ==
+        std::vector<stats::pair_list>{{{0, 2}, {0, 3}}, {{1, 2}, {1, 3}}});
+}
+
+TEST_CASE("plan: every named side gets its pairs retested, whatever the cap") {
+  // CI's rail cluster, 2026-11-26: node2 named for its receives beside its NIC's sends, 13
+  // pairs cut to 2N = 12 slowest first; none of rank 2's receives went again, so the retest
+  // could not clear the node, and it was counted beside the NIC
+  const std::vector<std::int32_t> node_of{0, 0, 1, 1, 2, 2}, rail_of{0, 1, 0, 1, 0, 1};
+  const auto nics = stats::nic_groups(node_of, rail_of);
+  stats::square<double> bw(6, NAN);
+  stats::square<std::uint8_t> flags(6, 0);
+  stats::square<std::int32_t> round(6, 0);
+  for (std::uint32_t a = 0; a < 6; ++a)
+    for (std::uint32_t b = 0; b < 6; ++b)
+      if (a != b) bw.at(a, b) = 100.0 + a + b;
+  for (std::uint32_t b : {0u, 1u, 2u, 4u, 5u}) bw.at(3, b) = 10;  // the NIC's sends
+  for (std::uint32_t a : {0u, 1u, 4u, 5u}) bw.at(a, 3) = 20;      // its receives, ACKs queued behind
+  for (std::uint32_t a : {0u, 1u, 4u, 5u}) bw.at(a, 2) = 85;      // rank 2's receives, mildly low
+  bw.at(0, 4) = bw.at(4, 0) = 30;                                 // and slow pairs elsewhere
+  const std::vector<stats::outlier> found{
+      {stats::outlier_kind::nic, stats::outlier_basis::noise, 1, -1, 1, 10, NAN, 5, 0},
+      {stats::outlier_kind::node, stats::outlier_basis::noise, 1, -1, -1, NAN, 60, 8, 0}};
+  const auto named = stats::named_sides(found, node_of, nics, 6);
+  REQUIRE(named.size() == 3);  // rank 3's sends; rank 2's and rank 3's receives
+  const auto p = stats::plan_retest(bw, flags, round, stats::pair_classes(6, node_of, {}, nics), 90, 6, 4, named);
+  const auto count = [&](auto pred) { return std::ranges::count_if(p.slow, [&](const auto& q) { return pred(q); }); };
+  CHECK(count([](const auto& q) { return q.first == 3; }) == 4);  // a side: its slowest 4
+  CHECK(count([](const auto& q) { return q.second == 2 && q.first != 3; }) == 4);
+  CHECK(count([](const auto& q) { return q.second == 3; }) == 4);
+  CHECK(p.slow.size() == 12);  // over the cap of 6: the named sides are all there, nothing else
+  for (const auto& [a, b] : p.controls) {
+    CAPTURE(a);
+    CAPTURE(b);
+    CHECK((a != 3 && b != 2 && b != 3));  // on no named side
+  }
 }

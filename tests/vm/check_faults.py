@@ -131,8 +131,8 @@ def main():
                         check(len(slow) >= 2 and 2 * len(slow) > len(got), f"not most still slow alone: {got}")
                     else:
                         check(len(slow) == len(got), f"not still slow alone: {got}")
-                    check(int(g.attrs["controls"]) >= 1, "no control pairs")
-                    pct, bound = g["pct"][:], float(g.attrs.get("bound_pct", g.attrs["slow_pct"]))
+                    check(int(g.attrs["controls"]) >= 1 and np.all(g["class_controls"][:] >= 1), "no control pairs")
+                    pct, bound = g["pct"][:], g["bound_pct"][:]
                     still = g["still_slow"][:].astype(bool)
                     check(np.all(pct[still] < bound) and np.all(pct[~still] >= bound),
                           f"pct {pct} against the bound {bound}: still_slow {still}")

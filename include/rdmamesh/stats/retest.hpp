@@ -14,6 +14,7 @@
 
 #include "rdmamesh/stats/matrix.hpp"
 #include "rdmamesh/stats/outliers.hpp"
+#include "rdmamesh/stats/pair_class.hpp"
 
 namespace rdmamesh::stats {
 
@@ -24,28 +25,33 @@ struct retest_plan {
   pair_list controls;  // the measured pairs nearest the run's median
 };
 
-// From a run's send bandwidth: the measured, unfailed pairs below `slow_pct` % of the median
-// pair, and those of `named` (the sides of the ranks, NICs and nodes the run's finder named,
-// which it judged against their cohorts, not the run's median: the retest then confirms or
-// clears each), at most `max_slow`, slowest first; and up to `controls` pairs of the slow pairs'
-// class (across nodes or within one, by `node_of`; the majority's) nearest that class's median
-// that share no rank with a slow pair where possible. Empty `slow` when nothing is slow.
+// From a run's send bandwidth: the slowest few (4) measured, unfailed pairs of each side in
+// `named` (the sides the run's finder named for its ranks, NICs and nodes, which it judged
+// against their cohorts, not the run's median: the retest then confirms or clears each), then
+// the pairs below `slow_pct` % of their class's median pair, slowest first, to at most `max_slow` in all
+// (the named sides' pairs whatever the cap); and for each class (`class_of`) of those, up to
+// `controls` healthy pairs of that class, on no named side, nearest its median, that share no
+// rank with a slow pair where possible (any class's where none of theirs is healthy). Empty
+// `slow` when nothing is slow.
 retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& flags, const square<std::int32_t>& round,
-                        std::span<const std::int32_t> node_of, double slow_pct, std::size_t max_slow,
-                        std::size_t controls, const pair_list& named = {});
+                        const pair_classes& class_of, double slow_pct, std::size_t max_slow, std::size_t controls,
+                        std::span<const pair_list> named = {});
 
-// The pairs of the sides the finder named for its rank, NIC and node causes (noise or --expect):
-// a named side's pairs out of its ranks (sends) or into them (receives), measured or not.
-pair_list named_pairs(std::span<const outlier> found, std::span<const std::int32_t> node_of,
-                      std::span<const nic_group> nics, std::uint32_t n);
+// The sides the finder named for its rank, NIC and node causes (noise or --expect): one list per
+// rank of a cause and side, the pairs out of it (sends) or into it (receives), measured or not.
+std::vector<pair_list> named_sides(std::span<const outlier> found, std::span<const std::int32_t> node_of,
+                                   std::span<const nic_group> nics, std::uint32_t n);
 
 struct retest_verdict {
   std::uint32_t src = 0, dst = 0;
-  double before = 0;     // bytes/s in the run retested
-  double alone = 0;      // bytes/s alone
-  double pct = 0;        // alone, as % of the controls' median alone (NaN: no control measured)
-  double bound_pct = 0;  // still slow below this % (retest_bound_pct)
+  double before = 0;          // bytes/s in the run retested
+  double alone = 0;           // bytes/s alone
+  double pct = 0;             // alone, as % of its class's controls' median alone (NaN: none measured)
+  double bound_pct = 0;       // still slow below this % (retest_bound_pct)
+  double link_bound_pct = 0;  // beyond the controls' whole spread below this % (retest_link_bound_pct)
+  std::size_t controls = 0;   // the controls measured alone it was compared with
   bool still_slow = false;
+  bool beyond_spread = false;  // still slow below link_bound_pct too: enough for one pair (a link)
 };
 
 // The bound a pair alone must fall under to be still slow, as % of the controls' median alone:
@@ -53,9 +59,15 @@ struct retest_verdict {
 // rates held to [0.1, ln 2 / 3] (so the bound lies between 50 % and 74 %).
 double retest_bound_pct(const std::vector<double>& controls, double slow_pct);
 
-// The verdict of every slow pair from the retest run's send bandwidth.
+// The bound one pair alone must fall under to name its link (a side's several pairs outvote one
+// noisy control; a link's one pair cannot): retest_bound_pct, or lower where the controls spread
+// wider than its hold, to e^(-3s) with s not held, or half the slowest control if that is higher.
+double retest_link_bound_pct(const std::vector<double>& controls, double slow_pct);
+
+// The verdict of every slow pair from the retest run's send bandwidth, each against the controls
+// of its class (all of them where its class measured fewer than two).
 std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<double>& before,
-                                         const square<double>& alone, double slow_pct);
+                                         const square<double>& alone, double slow_pct, const pair_classes& class_of);
 
 // "a,b;c,d" and back: how rank 0 hands the plan to every rank.
 std::string encode_pairs(const pair_list& pairs);

@@ -43,6 +43,7 @@ struct folded_cause {
   bool counted = false;     // acted on: see fold
   bool cleared = false;     // named by the runs, found fine alone by the retest
   bool narrowed = false;    // a node the retest narrowed to its NIC(s): one still slow alone, the others fine
+  bool within = false;      // a rank or NIC of a node whose own cause counts: that node's, named once
 };
 
 struct job_verdict {

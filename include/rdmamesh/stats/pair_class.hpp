@@ -1,0 +1,31 @@
+// Which pairs are like one another: the finder's cohorts and the retest's controls both compare
+// a pair only with pairs of its class, since a path's length, not a fault, sets their speed.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace rdmamesh::stats {
+
+struct switch_group;
+struct nic_group;
+
+// A pair's class: 0 within a node, 1 across nodes; across nodes plus each uplink (--topology) the
+// path crosses (within a leaf 1, leaf-spine-leaf 3); plus 16 between two rails (-d all or a list:
+// on a rail-optimized fabric such a pair crosses the spine, within a node too). A rank of no known
+// node counts as across.
+class pair_classes {
+ public:
+  pair_classes(std::uint32_t n, std::span<const std::int32_t> node_of, std::span<const switch_group> uplinks = {},
+               std::span<const nic_group> nics = {});
+  int operator()(std::uint32_t a, std::uint32_t b) const;
+  static constexpr int rails_key = 16;  // above any count of uplinks
+  static bool across(int cls) { return cls % rails_key != 0; }
+
+ private:
+  std::vector<std::int32_t> node_, rail_;
+  std::vector<std::vector<std::uint8_t>> under_;  // by uplink, the ranks under it
+};
+
+}  // namespace rdmamesh::stats
