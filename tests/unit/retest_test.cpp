@@ -291,9 +291,9 @@ TEST_CASE("plan: every named side gets its pairs retested, whatever the cap") {
   CHECK(count([](const auto& q) { return q.second == 2 && q.first != 3; }) == 4);
   CHECK(count([](const auto& q) { return q.second == 3; }) == 4);
   CHECK(p.slow.size() == 12);  // over the cap of 6: the named sides are all there, nothing else
-  for (const auto& [a, b] : p.controls) {
-    CAPTURE(a);
-    CAPTURE(b);
-    CHECK((a != 3 && b != 2 && b != 3));  // on no named side
+  for (const auto& q : p.controls) {
+    CAPTURE(q.first);
+    CAPTURE(q.second);
+    CHECK((q.first != 3 && q.second != 2 && q.second != 3));  // on no named side
   }
 }
