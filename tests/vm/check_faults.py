@@ -134,7 +134,7 @@ def main():
                     check(int(g.attrs["controls"]) >= 1 and np.all(g["class_controls"][:] >= 1), "no control pairs")
                     pct, bound = g["pct"][:], g["bound_pct"][:]
                     still = g["still_slow"][:].astype(bool)
-                    check(np.all(pct[still] < bound) and np.all(pct[~still] >= bound),
+                    check(np.all(pct[still] < bound[still]) and np.all(pct[~still] >= bound[~still]),
                           f"pct {pct} against the bound {bound}: still_slow {still}")
                     check(np.all(g["alone_bw"][:] > 0), "a retested pair measured nothing alone")
         elif what == "cut-sweep":
