@@ -86,7 +86,10 @@ def main():
         for g in runs:
             tx, rx = g["tx_bw"][()], g["rx_bw"][()]
             run = off & (same if a.aligned else True)
-            check((tx[run] > 0).all() and (g["rx_msgs"][()][run] > 0).all(),
+            # a receiver counts what completed in its window: a shaped NIC's pair of a few messages
+            # (4 KiB at 15 Mb/s under stress-ng) may land all of them after it
+            seen = (g["rx_msgs"][()] > 0) | (g["tx_msgs"][()] < 20)
+            check((tx[run] > 0).all() and seen[run].all(),
                   f"{g.name}: pairs that should have run moved nothing:\n{tx}")
             if a.aligned:
                 cross = off & ~same
