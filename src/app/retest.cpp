@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include <fmt/format.h>
 
@@ -45,14 +44,7 @@ bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size
   plan.controls = stats::decode_pairs(text.substr(bar + 1));
   stats::pair_list all = plan.slow;
   all.insert(all.end(), plan.controls.begin(), plan.controls.end());
-  // each rank's NIC: its node's, or on a node of several the one of its rail
-  std::vector<std::int32_t> port_of(c.n, -1);
-  for (std::uint32_t r = 0; r < c.n && r < c.node_of.size(); ++r)
-    if (c.node_of[r] >= 0) port_of[r] = c.node_of[r] * 65;
-  for (const auto& g : c.nics)
-    for (std::uint32_t r = 0; r < c.n && r < g.members.size(); ++r)
-      if (g.members[r]) port_of[r] = g.node * 65 + 1 + g.rail;
-  const plan::subset_schedule sched(plan::alone_rounds(all, c.n, port_of), c.n);
+  const plan::subset_schedule sched(plan::alone_rounds(all, c.n), c.n);
   if (c.me == 0 && !c.o.quiet) {
     fmt::print(stderr, "[retest] {} slow pair(s) and {} control pair(s) alone, {} rounds\n", plan.slow.size(),
                plan.controls.size(), sched.rounds());

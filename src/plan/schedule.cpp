@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -188,29 +187,19 @@ round_role subset_schedule::role(std::uint32_t round, std::uint32_t rank) const 
 }
 
 std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> alone_rounds(
-    std::span<const std::pair<std::uint32_t, std::uint32_t>> pairs, std::uint32_t n,
-    std::span<const std::int32_t> port_of) {
+    std::span<const std::pair<std::uint32_t, std::uint32_t>> pairs, std::uint32_t n) {
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> rounds;
-  std::vector<std::vector<bool>> busy;                     // [round][rank]
-  std::vector<std::set<std::int32_t>> sending, receiving;  // [round]: ports
-  const auto port = [&](std::uint32_t r) { return r < port_of.size() ? port_of[r] : -1; };
-  const auto taken = [](const std::set<std::int32_t>& s, std::int32_t p) { return p >= 0 && s.contains(p); };
+  std::vector<std::vector<bool>> busy;  // [round][rank]
   for (const auto& [a, b] : pairs) {
     if (a >= n || b >= n || a == b) continue;
     std::size_t k = 0;
-    while (k < rounds.size() &&
-           (busy[k][a] || busy[k][b] || taken(sending[k], port(a)) || taken(receiving[k], port(b))))
-      ++k;
+    while (k < rounds.size() && (busy[k][a] || busy[k][b])) ++k;
     if (k == rounds.size()) {
       rounds.emplace_back();
       busy.emplace_back(n, false);
-      sending.emplace_back();
-      receiving.emplace_back();
     }
     rounds[k].emplace_back(a, b);
     busy[k][a] = busy[k][b] = true;
-    sending[k].insert(port(a));
-    receiving[k].insert(port(b));
   }
   return rounds;
 }

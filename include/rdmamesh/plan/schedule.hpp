@@ -87,14 +87,10 @@ class subset_schedule {
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> listed_;
 };
 
-// --retest: rounds in which each pair runs alone: no rank in two pairs of a round, either way,
-// and (with `port_of`, a NIC's index by rank) no NIC sending for two pairs nor receiving for two
-// (two pairs out of one port split it, and a shaped port's two pairs alone once read 28 % each
-// where one alone read 69 %); greedily in the order given; pairs naming a rank outside [0, n)
-// are dropped.
+// --retest: rounds in which each pair runs alone (no rank in two pairs of a round, either
+// way), greedily in the order given; pairs naming a rank outside [0, n) are dropped.
 std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> alone_rounds(
-    std::span<const std::pair<std::uint32_t, std::uint32_t>> pairs, std::uint32_t n,
-    std::span<const std::int32_t> port_of = {});
+    std::span<const std::pair<std::uint32_t, std::uint32_t>> pairs, std::uint32_t n);
 
 // --scaling: active ranks per node at each step: 1, 2, 4 ... up to the most ranks any node has
 // (that number last even when not a power of two); steps that leave fewer than two ranks active
