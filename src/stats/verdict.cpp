@@ -283,9 +283,9 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
     return it == n.end() ? 0 : it->second;
   };
   const auto confirmed_sends = [&](std::int32_t rank) { return count(slow_count, rank, true); };
-  // a side of a rank that the retest measured alone and found fine (two pairs or more, none
-  // still slow) was slowed by its round, not by its NIC: contention, or a CPU it shares with
-  // busy ranks (a one-rank node starved of CPU read 80 % inside ±3 % on a healthy fabric)
+  // a side of a rank that the retest measured alone and found fine (most of its pairs, two or
+  // more) was slowed by its round, not by its NIC: contention, or a CPU it shares with busy
+  // ranks (a one-rank node starved of CPU read 80 % inside ±3 % on a healthy fabric)
   // ... where its pairs still slow alone all end at a rank sick alone (two or more of its sends
   // or receives still slow): that rank's evidence (a healthy NIC's send into a shaped one stays
   // slow alone, its acknowledgements queued behind the shaped port: 2026-11-26, vm.rails)
@@ -334,7 +334,7 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
     // retest finds it still slow alone beyond its controls' whole spread (one pair is one
     // sample), or when most of two or more runs name it. A rank counts
     // too when the retest found two or more of its sends still slow alone, and never when it
-    // found two or more of them fine alone and none slow.
+    // found most of them, two or more, fine alone (cleared_side).
     const bool suspect = is_suspect(c.kind, c.basis);
     c.counted = c.kind == outlier_kind::failed ||
                 (suspect ? alone.lone.contains(pair_key{c.rank, c.peer}) || (most && c.runs.size() >= 2) : most) ||
