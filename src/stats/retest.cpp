@@ -22,11 +22,14 @@ retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& fl
     std::uint32_t a, b;
     int cls;
   };
+  const auto was_measured = [&](std::uint32_t a, std::uint32_t b) {
+    return a != b && a < bw.n && b < bw.n && round.at(a, b) >= 0 && flags.at(a, b) == 0 && std::isfinite(bw.at(a, b));
+  };
   std::vector<entry> measured;
   std::map<int, std::vector<double>> by_class;
   for (std::uint32_t a = 0; a < bw.n; ++a) {
     for (std::uint32_t b = 0; b < bw.n; ++b) {
-      if (a == b || round.at(a, b) < 0 || flags.at(a, b) != 0 || !std::isfinite(bw.at(a, b))) continue;
+      if (!was_measured(a, b)) continue;
       measured.push_back({bw.at(a, b), a, b, class_of(a, b)});
       by_class[measured.back().cls].push_back(bw.at(a, b));
     }
@@ -47,10 +50,10 @@ retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& fl
   std::set<std::pair<std::uint32_t, std::uint32_t>> on_named, sampled;
   for (const auto& side : named) {
     std::vector<entry> mine;
-    for (const auto& e : measured) {
-      if (std::ranges::find(side, std::pair{e.a, e.b}) == side.end()) continue;
-      on_named.insert({e.a, e.b});
-      mine.push_back(e);
+    for (const auto& [a, b] : side) {  // its own pairs, not a search of all N^2 for them
+      if (!was_measured(a, b)) continue;
+      on_named.insert({a, b});
+      mine.push_back({bw.at(a, b), a, b, class_of(a, b)});
     }
     std::ranges::sort(mine, slower);
     for (std::size_t i = 0; i < mine.size() && i < named_per_side; ++i) sampled.insert({mine[i].a, mine[i].b});
