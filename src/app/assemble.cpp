@@ -65,8 +65,7 @@ void gather_bandwidth(const context& c, const engine::core& base, rank_run& acc,
   r.bw = stats::assemble(rows, c.n, r.size, receiver_sees_messages(c.o.op));
   if (retest.plan) {  // a few pairs alone: their verdicts, not outliers among themselves
     r.retest_of = retest.index;
-    r.retest = stats::judge_retest(*retest.plan, *retest.before, r.bw->tx_bw, c.o.slow_pct,
-                                   stats::pair_classes(c.n, c.node_of, c.uplinks, c.nics));
+    r.retest = stats::judge_retest(*retest.plan, *retest.before, r.bw->tx_bw, c.o.slow_pct, c.classes);
     r.retest_controls = retest.plan->controls.size();
   } else {
     const stats::finder_settings judge{.slow_pct = c.o.slow_pct,

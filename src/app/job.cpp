@@ -134,6 +134,7 @@ int run_job(const mpi::world& w, const options& o, setup& s) {
     std::_Exit(exit_system);
   });
 
+  const stats::pair_classes classes(s.n, s.node_of, s.uplinks, s.nics);
   const context c{w,
                   o,
                   s.n,
@@ -146,6 +147,7 @@ int run_job(const mpi::world& w, const options& o, setup& s) {
                   s.uplinks,
                   s.uplink_names,
                   s.nics,
+                  classes,
                   static_cast<std::uint32_t>(s.node.nodes),
                   dog,
                   live,

@@ -26,8 +26,7 @@ bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size
       const std::vector<stats::pair_list> named =
           last->outliers ? stats::named_sides(last->outliers->found, c.node_of, c.nics, c.n)
                          : std::vector<stats::pair_list>{};
-      plan = stats::plan_retest(last->bw->tx_bw, last->bw->flags, last->bw->round,
-                                stats::pair_classes(c.n, c.node_of, c.uplinks, c.nics), c.o.slow_pct,
+      plan = stats::plan_retest(last->bw->tx_bw, last->bw->flags, last->bw->round, c.classes, c.o.slow_pct,
                                 std::size_t{2} * c.n, 4, named);
       before = last->bw->tx_bw;
     }

@@ -22,6 +22,7 @@
 #include "rdmamesh/fabric/rank_info.hpp"
 #include "rdmamesh/mpi/world.hpp"
 #include "rdmamesh/stats/outliers.hpp"
+#include "rdmamesh/stats/pair_class.hpp"
 #include "rdmamesh/util/fault.hpp"
 
 namespace rdmamesh::app {
@@ -39,6 +40,7 @@ struct context {
   std::span<const stats::switch_group> uplinks;  // --topology
   std::span<const std::string> uplink_names;     // by switch
   std::span<const stats::nic_group> nics;        // the NICs of nodes with several
+  const stats::pair_classes& classes;            // which pairs are like one another (the retest's)
   std::uint32_t nodes;
   watchdog& dog;
   liveness& live;
