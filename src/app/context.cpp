@@ -38,10 +38,15 @@ std::string stuck_line(const context& c, const std::optional<liveness::verdict>&
         "raise --timeout (now {:g} s)",
         me, what, c.o.timeout_s);
   }
+  // What the NIC's evidence supports is a failed path, not a culprit: the peer may have died, or
+  // the link or fabric between the two drops. Naming the peer as dead would blame a rank that
+  // may have done nothing wrong (several of one rank's paths failing point at that rank's side).
   std::vector<std::string> names;
   for (auto r : suspects) names.push_back(fmt::format("rank {} ({})", r, host_of(c, r)));
-  return fmt::format("{}: {} stopped answering (RDMA retries to {} ran out) while {}; results so far are kept", me,
-                     fmt::join(names, ", "), suspects.size() == 1 ? "it" : "them", what);
+  return fmt::format(
+      "{}: its RDMA path{} to {} failed (transport retries ran out: a peer that died, or a link or fabric that "
+      "drops) and the job stopped while {}; results so far are kept",
+      me, suspects.size() == 1 ? "" : "s", fmt::join(names, ", "), what);
 }
 
 void wait_listening(const context& c, const engine::core& base, const char* what, mpi::request& req, bool judge) {

@@ -28,10 +28,12 @@ void tell_who(const options& o, std::uint32_t me, liveness& live, const std::str
   if (v && v->rank >= 0) {
     culprit = v->rank;
     reason = v->reporter >= 0 || v->from_root ? v->reason : fmt::format("rank {} {}", me, v->reason);
-  } else if (!v && !suspects.empty()) {
+  } else if (!v && suspects.size() == 1) {
+    // one failed path: the peer is the likelier end (a dead process), and rank 0's own beats
+    // from it settle the rest
     culprit = static_cast<int>(suspects.front());
     reason = fmt::format("rank {}'s RDMA retries to it ran out", me);
-  }
+  }  // several failed paths share this rank's end: the line names the paths, no culprit
   if (me == 0) {
     live.announce(culprit, reason, 1.0);
     if (v && v->reporter >= 0) live.acknowledge(v->reporter);

