@@ -4,7 +4,7 @@
 # run, counted from rdma-core's view (`rdma resource show qp`), never more than the round's
 # partners need (and N-1 with all, so the count can tell them apart), with -q 2 too; the
 # device-limit check that a job fits per round where it would not with every peer connected;
-# registered memory per rank the same at 8 and 64 ranks without --verify.
+# registered memory per rank the same at 8 and 32 ranks without --verify.
 source "$(dirname "$0")/lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 
@@ -139,10 +139,11 @@ for n in 800 3200 12800; do
 done
 
 # memory flat in N: without --verify every peer writes into one shared receive region, so a
-# rank of a 64-rank mesh (63 peers, 4032 pairs) registers what a rank of an 8-rank mesh does.
-# One message per pair: memory is what this checks, and a 64-rank launch costs about a minute
-# under TCG (2026-11-26: 55-77 s, MPI_Init of 64 processes on 2 vCPUs most of it)
-for np_ in 8 64; do
+# rank of a 32-rank mesh (31 peers, 992 pairs) registers what a rank of an 8-rank mesh does.
+# One message per pair: memory is what this checks. 32, not 64: four times the peers show
+# flatness as well as eight times, and a 64-rank launch (MPI_Init of 64 processes on 2 vCPUs)
+# cost 135 s of a slow machine's 214 s for this test (2026-11-26)
+for np_ in 8 32; do
   t0=$SECONDS
   # exit 0, or 5 where a run names a rank starved of CPU (12 ranks on 2 vCPUs under
   # stress-ng once read rank 0 at 89 %; 8 idle ranks once exited 5): memory is what this checks
@@ -151,7 +152,7 @@ for np_ in 8 64; do
   [ "$rc" = 0 ] || [ "$rc" = 5 ] || { cat "$tmp/mem$np_.txt"; fail "mem$np_: rdmamesh exited $rc"; }
   echo "== $np_-rank mesh, 64 KiB: $(grep -o 'per rank up to [^;]*' "$tmp/mem$np_.txt"); took $((SECONDS - t0)) s"
 done
-later "mem64: registers per rank what mem8 does" "$here/check_results.py" "$tmp/mem64.h5" --ranks 64 --op write \
+later "mem32: registers per rank what mem8 does" "$here/check_results.py" "$tmp/mem32.h5" --ranks 32 --op write \
   --sizes 65536 --iters 1 --same-memory-as "$tmp/mem8.h5"
 
 # the limit check: 4 ranks x 2 shift partners fit max_qp 8 per round; every peer (12) does not
