@@ -354,7 +354,9 @@ void add_placement_flags(CLI::App& app, options& o, flag_text& t) {
 void add_output_flags(CLI::App& app, options& o, flag_text& t) {
   app.add_option("-o,--output", o.output, "Write results to this HDF5 file");
   app.add_flag("--force", o.force, "Overwrite the output file if it exists");
-  app.add_option("--slow", o.slow_pct, "A pair below PCT % of the run's median pair is slow (outliers)")
+  app.add_option("--slow", o.slow_pct,
+                 "A part (rank, NIC, node, link, uplink) is slow when its pairs fall below PCT % of their "
+                 "cohort's median (pairs of the same class) and beyond the run's noise")
       ->option_text("PCT")
       ->capture_default_str();
   app.add_option("--expect", t.expect,

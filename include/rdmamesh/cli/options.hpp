@@ -64,7 +64,7 @@ struct options {
   bool quiet = false;                  // no progress lines on stderr
   bool retest = false;                 // slow pairs of a mesh or shift run go again alone, with control pairs
   double timeout_s = 30.0;             // silence after which a peer is named dead or hung
-  double slow_pct = 90.0;              // a pair below this % of the median pair is slow
+  double slow_pct = 90.0;              // below this % of its cohort's median (and the noise): slow
   double expect_bps = 0;               // --expect RATE: a floor per pair, bytes/s (0: none)
   double expect_pct = 0;               // --expect PCT%: a floor per pair, % of the job's slowest port rate
   std::string verdict;                 // --verdict FILE: the job's verdict as JSON (default: beside -o)
