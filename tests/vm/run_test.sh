@@ -37,6 +37,7 @@ attempt() {
   [ "$rc" = 0 ] && [ "$checks" = 0 ]
 }
 
+rm -rf "$hostdir.first" "$hostdir.first.log"  # an earlier invocation's, not this one's
 attempt "$@" && exit 0
 why=$(grep -m1 -E "$transport" "$hostdir.log" | cut -c1-240)
 [ -n "$why" ] || exit 1
