@@ -141,8 +141,7 @@ done
 # memory flat in N: without --verify every peer writes into one shared receive region, so a
 # rank of a 32-rank mesh (31 peers, 992 pairs) registers what a rank of an 8-rank mesh does.
 # One message per pair: memory is what this checks. 32, not 64: four times the peers show
-# flatness as well as eight times, and a 64-rank launch (MPI_Init of 64 processes on 2 vCPUs)
-# cost 135 s of a slow machine's 214 s for this test (2026-11-26)
+# flatness as well as eight times, and MPI_Init of 64 processes on 2 vCPUs was most of the test
 for np_ in 8 32; do
   t0=$SECONDS
   # exit 0, or 5 where a run names a rank starved of CPU (12 ranks on 2 vCPUs under

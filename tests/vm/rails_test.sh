@@ -92,12 +92,10 @@ shaped node "roce2_0 roce2_1" -- --node node2
 # ranks per node as NICs (2, though it asks for 1), under srun --mpi=pmix; it drains node2 with a
 # reason that names the NIC
 drained() { sinfo -h -N -o "%N %T" | awk '$2 ~ /drain/ { print $1 }' | sort -u | tr '\n' ' '; }
-# At a quarter of the clean mesh's median egress, not half: that mesh runs pinned and with
-# --verify, and moves more per rank than the unpinned health job (0.04 against 0.025 Gb/s), so
-# half of it bound node2's NIC at about 80 % of its health-job rate, inside the run's noise, and
-# its pairs alone (0.019 Gb/s, at the bound) read 66-86 % of controls a vCPU-bound pair reaches
-# (0.028): the NIC went cleared (a slow machine's CI run, 2026-11-26). A quarter is a NIC at
-# about half of a healthy one in the job itself, as the shaped cases above are in theirs.
+# A quarter of the clean mesh's median egress, not half: that mesh runs pinned and with
+# --verify and moves more per rank than the unpinned health job, so half of it barely binds the
+# NIC there, and alone its pairs read close to what a vCPU-bound control pair reaches (the
+# retest then clears it). A quarter is a NIC at about half of a healthy one in the job itself.
 health_rate=$((rate / 2))
 if [ "$rate" -gt 0 ] && root_tc qdisc add dev roce2_1 root tbf rate "${health_rate}kbit" burst 256kb latency 400ms; then
   (
