@@ -61,7 +61,10 @@ void gather_bandwidth(const context& c, const engine::core& base, rank_run& acc,
         guarded(c, base, "gathering the time series", [&] { return c.w.gather(std::span<const double>(acc.rx_t)); });
     if (c.me == 0) transpose_series(c, tx_t, rx_t, acc.slots, r);
   }
+  const auto host = guarded(c, base, "gathering host use",
+                            [&] { return c.w.gather(std::span<const engine::host_use>(&acc.host, 1)); });
   if (c.me != 0) return;
+  r.host = host;
   r.bw = stats::assemble(rows, c.n, r.size, receiver_sees_messages(c.o.op));
   if (retest.plan) {  // a few pairs alone: their verdicts, not outliers among themselves
     r.retest_of = retest.index;
@@ -152,6 +155,7 @@ void publish(const context& c, io::run_record r) {
     if (r.outliers->found[i].kind != stats::outlier_kind::failed) print(r.outlier_text[i] + "\n");
   }
   if (r.outliers) print(io::judged_line(*r.outliers) + "\n");
+  if (const auto line = io::host_line(r); !line.empty()) print(line + "\n");
   for (const auto& line : io::retest_lines(r, c.ranks)) print(line + "\n");
   print(io::format_scaling(r, c.node_of, c.nodes));
   c.book.add(std::move(r));

@@ -51,6 +51,7 @@ void merge_latency(rank_run& acc, engine::pingpong& eng, const plan::round_role&
 // Each pair's counters and series come from the round that measured it.
 void merge_bandwidth(rank_run& acc, engine::stream& eng, const plan::round_role& role, std::uint32_t round) {
   stats::merge_round(acc.counters, eng.round_results(), role, static_cast<int>(round));
+  acc.host += eng.round_host();
   if (acc.slots == 0) return;
   const auto tx = eng.round_series(false, acc.slots), rx = eng.round_series(true, acc.slots);
   auto take = [&](std::vector<double>& into, const std::vector<double>& from, std::uint32_t p) {

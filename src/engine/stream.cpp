@@ -56,6 +56,7 @@ void stream::relink(std::span<const fabric::session_link> links) {
 void stream::begin_round(std::uint64_t size, const plan::round_role& role) {
   const options& o = core_.opts();
   size_ = size;
+  round_host_ = {};
   cq_mod_ = plan::cq_mod_for(o, size, core_.layout().window);
   // A few lists per pass, then back to the CQs: a mesh rank also receives, and its peers'
   // messages need re-posted receives (on software RDMA a post can carry milliseconds of work).
@@ -114,6 +115,13 @@ void stream::start() {
   advance_phase(t_start_);
 }
 
+host_use stream::snapshot_host() const {
+  host_use h = host_now();
+  h.passes = static_cast<double>(all_passes_);
+  h.idle_passes = static_cast<double>(idle_passes_);
+  return h;
+}
+
 void stream::advance_phase(clock::time_point now) {
   const bool stop = stop_requested();  // SIGTERM/SIGINT: end the interval now, keep what it measured
   if (phase_ == phase::warmup && (now >= deadline_measure_ || stop)) {
@@ -124,6 +132,7 @@ void stream::advance_phase(clock::time_point now) {
     }
     phase_ = phase::measure;
     t_measure_ = now;
+    host_at_measure_ = snapshot_host();
     for (auto& t : tx_) t.at_start = t.completed;
     for (auto& r : rx_) r.at_start = r.received;
     if (interval_s_ > 0) {
@@ -143,6 +152,7 @@ void stream::advance_phase(clock::time_point now) {
     if (now >= deadline_end_ || all_posted || stop) {
       phase_ = phase::drain;
       t_end_ = now;
+      round_host_ = snapshot_host() - host_at_measure_;
       for (auto& t : tx_) t.at_end = t.completed;
       for (auto& r : rx_) r.at_end = r.received;
       if (interval_s_ > 0) mark(now, true);
@@ -206,6 +216,8 @@ void stream::progress() {
   if (receiver_sees_messages(core_.opts().op)) poll_recv_cq();
   worked_ = polled_ > 0 || posted_ > 0;
   progress_ += static_cast<std::uint64_t>(polled_ + posted_);
+  ++all_passes_;
+  idle_passes_ += worked_ ? 0 : 1;
   if (!worked_ && core_.crowded()) sched_yield();
   // a rank with nothing at all to do this round (not sending; one-sided op, so nothing to
   // receive either) sleeps instead of spinning, in long naps: its core goes to the ranks and

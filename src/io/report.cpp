@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "rdmamesh/stats/median.hpp"
 #include "rdmamesh/util/units.hpp"
 #include "rdmamesh/version.hpp"
 
@@ -397,6 +398,27 @@ std::vector<std::string> outlier_lines(const run_record& r, std::span<const fabr
   if (!r.outliers) return lines;
   for (const auto& o : r.outliers->found) lines.push_back(cause_line(o, *r.outliers, ranks, uplinks));
   return lines;
+}
+
+std::string host_line(const run_record& r) {
+  // a tenth of the interval: more than a daemon's tick or an interrupt storm's share, so a line
+  // means the host's scheduling, not only the network, set the rates
+  constexpr double noticeable = 0.1;
+  std::vector<double> shares;
+  std::vector<std::uint32_t> waited;
+  for (std::uint32_t k = 0; k < r.host.size(); ++k) {
+    const auto& h = r.host[k];
+    if (!h.known || !(h.wall_s > 0)) continue;
+    shares.push_back(h.wait_s / h.wall_s);
+    if (shares.back() >= noticeable) waited.push_back(k);
+  }
+  if (waited.empty()) return {};
+  const auto [lo, hi] = std::minmax_element(shares.begin(), shares.end());
+  const std::string who =
+      waited.size() == shares.size() ? std::string("every rank") : fmt::format("rank(s) {}", fmt::join(waited, ","));
+  return fmt::format(
+      "# host: {} waited for a CPU while runnable: {:.0f}-{:.0f} % of the measured time (median {:.0f} %)", who,
+      100 * *lo, 100 * *hi, 100 * stats::median_of(shares));
 }
 
 std::string judged_line(const stats::outlier_report& rep) {

@@ -267,6 +267,25 @@ void write_run_attrs(hid_t r, const options& o, const run_record& run) {
   }
 }
 
+// /runs/NNNN/host: what the host gave each rank's thread over its measured intervals.
+void write_host(hid_t run_group, const std::vector<engine::host_use>& host) {
+  h5::handle g = h5::create_group(run_group, "host");
+  const auto column = [&](const char* name, double engine::host_use::*field) {
+    std::vector<double> v;
+    // without schedstat only the wall clock is known
+    for (const auto& h : host)
+      v.push_back(h.known || field == &engine::host_use::wall_s ? h.*field : std::numeric_limits<double>::quiet_NaN());
+    const hsize_t dims[1] = {v.size()};
+    h5::write(g.get(), name, dims, std::span<const double>(v));
+  };
+  column("wall_s", &engine::host_use::wall_s);
+  column("cpu_s", &engine::host_use::cpu_s);
+  column("wait_s", &engine::host_use::wait_s);
+  column("nivcsw", &engine::host_use::nivcsw);
+  column("passes", &engine::host_use::passes);
+  column("idle_passes", &engine::host_use::idle_passes);
+}
+
 void write_bandwidth(hid_t r, const options& o, const run_record& run) {
   const stats::run_matrices& m = *run.bw;
   write_square(r, "tx_bw", m.tx_bw);
@@ -284,6 +303,7 @@ void write_bandwidth(hid_t r, const options& o, const run_record& run) {
   write_square(r, "verify_errors", m.verify_errors);
   write_square(r, "flags", m.flags);
   write_square(r, "round", m.round);
+  if (!run.host.empty()) write_host(r, run.host);
   if (run.pattern == pattern_kind::incast) {
     const auto& seen = receiver_sees_messages(o.op) ? m.rx_bw : m.tx_bw;
     write_square(r, "share", stats::shares(seen));

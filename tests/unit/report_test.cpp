@@ -264,3 +264,28 @@ TEST_CASE("a NIC counted by the verdict: named by device and rail, its node drai
   CHECK(has(json, "\"rail\": 1"));
   CHECK(has(json, "\"devices\": [\n        \"mlx5_1\"\n      ]"));
 }
+
+TEST_CASE("the host line: who waited for a CPU while runnable, and how much; nothing when no one did") {
+  io::run_record r;
+  const auto use = [](double wall, double cpu, double wait) {
+    engine::host_use h;
+    h.wall_s = wall;
+    h.cpu_s = cpu;
+    h.wait_s = wait;
+    h.known = true;
+    return h;
+  };
+  // six ranks on two CPUs: each waits about two thirds of the time
+  for (double w : {1.34, 1.36, 1.33, 1.35, 1.34, 1.36}) r.host.push_back(use(2, 2 - w, w));
+  CHECK(io::host_line(r) ==
+        "# host: every rank waited for a CPU while runnable: 66-68 % of the measured time (median 67 %)");
+  // one rank shares its core with a stray process; the others hardly wait
+  r.host.assign(4, use(2, 1.99, 0.01));
+  r.host[2] = use(2, 1.2, 0.8);
+  CHECK(io::host_line(r) ==
+        "# host: rank(s) 2 waited for a CPU while runnable: 0-40 % of the measured time (median 0 %)");
+  r.host[2] = use(2, 1.9, 0.1);  // 5 %: a daemon's tick, not worth a line
+  CHECK(io::host_line(r).empty());
+  r.host.assign(4, engine::host_use{.wall_s = 2});  // no schedstat in this kernel
+  CHECK(io::host_line(r).empty());
+}

@@ -172,6 +172,17 @@ def check_bw(run, a, n, off, rcheck):
     else:
         rcheck(np.isnan(m["rx_bw"]).all() and np.isnan(m["rx_s"]).all(),
                f"rx_bw is measured for one-sided {a.op}:\n{m['rx_bw']}")
+    # what the host gave each rank over its measured intervals (the kernel's schedstat): time on a
+    # CPU and time runnable but waiting for one never add up to more than the time that passed
+    rcheck("host" in run, "no /host group (what the host gave each rank)")
+    if "host" in run:
+        h = {k: run["host"][k][()] for k in ("wall_s", "cpu_s", "wait_s", "nivcsw", "passes", "idle_passes")}
+        rcheck(all(v.shape == (n,) for v in h.values()), f"host columns' shapes {[v.shape for v in h.values()]}")
+        rcheck((h["wall_s"] >= 0).all() and (h["cpu_s"] >= 0).all() and (h["wait_s"] >= 0).all(),
+               f"negative host times: {h}")
+        rcheck((h["cpu_s"] + h["wait_s"] <= 1.1 * h["wall_s"] + 0.05).all(),
+               f"cpu + wait exceed the wall clock: {h}")
+        rcheck(h["cpu_s"].sum() > 0 and (h["idle_passes"] <= h["passes"]).all(), f"no CPU time recorded: {h}")
     if a.verify:
         rcheck(int(run.attrs["verify"]) == 1, "run was not verified")
         rcheck((m["verify_errors"] == 0).all(), f"verify errors:\n{m['verify_errors']}")

@@ -20,12 +20,13 @@ free=(--bind-to none)
 root_tc() { nsenter --net=/proc/1/ns/net tc "$@"; }
 root_tc qdisc del dev roce2 root 2>/dev/null  # a failed earlier test's leftover
 
-# healthy: every run of every job reads healthy (a run whose pairs counted too few messages says "not judged")
+# healthy: every run of every job reads healthy (a run whose pairs counted too few messages says
+# "not judged"); with --retest (retest=1) the job's verdict does, whatever its first run named
 healthy() {
   local name=$1
   shift
   job "$name" 0 -- "$@" || return
-  grep -q "^# slow: \|^# below" "$tmp/$name.txt" && fail "$name: a cause named on a healthy cluster"
+  [ "${retest:-0}" = 1 ] || ! grep -q "^# slow: \|^# below" "$tmp/$name.txt" || fail "$name: a cause named on a healthy cluster"
   grep -q "^# verdict: healthy (" "$tmp/$name.txt" || fail "$name: the verdict is not healthy"
   later "$name: the verdict file and /outliers say healthy" "$here/check_verdict.py" "$tmp/$name.h5" \
     "$tmp/$name.verdict.json" --healthy
@@ -35,7 +36,11 @@ healthy() {
 # (-n 24: judged, above the finder's 20; each 1 MiB message crosses the emulated bridge at ~2 MB/s
 # a pair, so -n 40 cost this case ~60 s)
 healthy h3-iters --host node1:1,node2:1,node3:1 -- --pattern mesh,shift --sizes 16K,1M -n 24
-healthy h3-fine "${three[@]}" "${free[@]}" -- -s 4K -Q 1 -D 2 --warmup 0.3 --bind none
+# six unpinned ranks on the VM's two CPUs: whole ranks differ by a fifth and more with the kernel
+# work each happens to carry, and one run alone then names a healthy rank now and then (2 of
+# about 6 CI runs); the retest runs what it named alone, where that contention is gone, as an
+# operator on a busy host would (a verdict that tells them apart in one run is issue 42's model)
+retest=1 healthy h3-fine "${three[@]}" "${free[@]}" -- -s 4K -Q 1 -D 2 --warmup 0.3 --bind none --retest
 
 # node2's port: what it carried in the clean run (its ranks' sends to other nodes, from the
 # matrix the console printed), then the kernel's faults on it. Every WR signaled (-Q 1): counts

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rdmamesh/app/context.hpp"
+#include "rdmamesh/engine/host.hpp"
 #include "rdmamesh/io/run_record.hpp"
 #include "rdmamesh/plan/schedule.hpp"
 #include "rdmamesh/stats/counters.hpp"
@@ -29,6 +30,7 @@ struct rank_run {
   std::vector<std::string> events;
   std::uint32_t rounds_done = 0;  // the last one maybe cut short by a stop request
   double connect_s = 0;           // --connect round: re-targeting QPs, outside every interval
+  engine::host_use host;          // bw: what the host gave this rank over the measured intervals
 
   bool clean() const;  // no event, no failed pair, no mismatch on this rank
 };

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rdmamesh/engine/core.hpp"
+#include "rdmamesh/engine/host.hpp"
 #include "rdmamesh/stats/counters.hpp"
 
 namespace rdmamesh::engine {
@@ -40,7 +41,9 @@ class stream {
   void probe();                 // a liveness probe to every peer on an idle lane-0 QP (see core::post_probe)
   std::string pending() const;  // what a wait still waits for, for timeout messages
   std::uint64_t progress_count() const { return progress_; }  // posts and completions so far
-  std::vector<stats::pair_counters> round_results() const;    // by rank, lanes summed
+  // What the host gave this thread over the last round's measured interval.
+  const host_use& round_host() const { return round_host_; }
+  std::vector<stats::pair_counters> round_results() const;  // by rank, lanes summed
   // --interval: bytes/s per peer (lanes summed) in each of `slots` slots of the measured
   // interval, sent (rx = false) or received; [n_ranks x slots], NaN for peers not in the round.
   std::vector<double> round_series(bool rx, std::uint32_t slots) const;
@@ -115,6 +118,9 @@ class stream {
   int posted_ = 0;              // WRs posted by the current pass
   bool worked_ = false;         // the last pass posted or polled something
   std::uint64_t progress_ = 0;  // WRs posted and completions polled, cumulative
+  std::uint64_t all_passes_ = 0, idle_passes_ = 0;
+  host_use host_at_measure_{}, round_host_{};
+  host_use snapshot_host() const;
   // RDMAMESH_FAULT=slow (test only): after a completion the paced sessions, together, pause
   // for their last active stretch times `pause_`: they run about 1 / (1 + pause_) of the time,
   // as if this rank's NIC were that much slower toward those peers

@@ -43,6 +43,9 @@ std::string cause_line(const stats::outlier& o, const stats::outlier_report& rep
 // when nothing is named, `# judged: ...` under the causes, `# not judged: ...` when too few
 // pairs measured the noise.
 std::string judged_line(const stats::outlier_report& rep);
+// Where ranks waited for a CPU a noticeable share of their measured time: how much, and which
+// ranks. Empty when none did, or when the kernel keeps no schedstat.
+std::string host_line(const run_record& r);
 
 // Duration runs: one `# short window:` line per rank that measured less than 90 % of the
 // interval, e.g. `# short window: rank 1 (n2, rxe0) measured 0 s of the 1 s interval (no CPU

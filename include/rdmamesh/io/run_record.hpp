@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rdmamesh/cli/options.hpp"
+#include "rdmamesh/engine/host.hpp"
 #include "rdmamesh/stats/histogram.hpp"
 #include "rdmamesh/stats/matrix.hpp"
 #include "rdmamesh/stats/outliers.hpp"
@@ -35,6 +36,7 @@ struct run_record {
   std::vector<std::string> events;
   std::optional<stats::outlier_report> outliers;  // --mode bw: the smallest causes of slow and failed pairs
   std::vector<std::string> outlier_text;          // their console lines
+  std::vector<engine::host_use> host;             // --mode bw: per rank, over its measured intervals
 
   // --interval: bytes/s per slot, [slots][src][dst], sent and received; empty when off
   std::uint32_t slots = 0;
