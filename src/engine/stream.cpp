@@ -111,7 +111,7 @@ void stream::start() {
   deadline_end_ = d.end_by;
   phase_ = core_.opts().duration_mode() ? phase::warmup : phase::measure;
   t_measure_ = t_start_;  // iterations mode measures from the start; warm-up moves it
-  host_at_measure_ = snapshot_host();
+  if (phase_ == phase::measure) host_at_measure_ = snapshot_host();  // else where warm-up ends
   resume_at_ = active_since_ = t_start_;
   advance_phase(t_start_);
 }

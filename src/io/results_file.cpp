@@ -272,9 +272,9 @@ void write_host(hid_t run_group, const std::vector<engine::host_use>& host) {
   h5::handle g = h5::create_group(run_group, "host");
   const auto column = [&](const char* name, double engine::host_use::*field) {
     std::vector<double> v;
-    // without schedstat only the wall clock is known
-    for (const auto& h : host)
-      v.push_back(h.known || field == &engine::host_use::wall_s ? h.*field : std::numeric_limits<double>::quiet_NaN());
+    // only the CPU and wait times come from schedstat; without it they are unknown
+    const bool scheduler = field == &engine::host_use::cpu_s || field == &engine::host_use::wait_s;
+    for (const auto& h : host) v.push_back(h.known || !scheduler ? h.*field : std::numeric_limits<double>::quiet_NaN());
     const hsize_t dims[1] = {v.size()};
     h5::write(g.get(), name, dims, std::span<const double>(v));
   };

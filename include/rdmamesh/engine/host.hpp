@@ -1,8 +1,7 @@
 // What the host gave a rank's thread over an interval: time on a CPU, time runnable but waiting
 // for one, involuntary switches, and how many of the engine's passes found nothing to do. Read
-// at a round's edges, never inside the data path. A rank that is slow because it waited for a
-// CPU while it had work is a host effect, not the network's; one that is slow because its NIC
-// or link is slow is idle for much of the time it does run (the idle share tells them apart).
+// at the measured interval's edges, never inside the data path: evidence of how contended the
+// host was, recorded beside the rates (the verdict does not read it yet).
 #pragma once
 
 #include <cstdint>
@@ -16,7 +15,7 @@ struct host_use {
   double nivcsw = 0;       // involuntary context switches (getrusage RUSAGE_THREAD)
   double passes = 0;       // engine passes (bandwidth mode)
   double idle_passes = 0;  // ... that posted and polled nothing
-  bool known = false;      // the kernel had schedstat (CONFIG_SCHED_INFO)
+  bool known = false;      // the kernel had schedstat (CONFIG_SCHED_INFO): cpu_s and wait_s are real
 
   host_use& operator+=(const host_use& o);
 };
