@@ -1,0 +1,41 @@
+// Simulated jobs judged by the real finder and fold (what rdmamesh does with one bandwidth run),
+// and what the verdicts add up to: how often the fault was named, how often anything else was.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rdmamesh/sim/generate.hpp"
+#include "rdmamesh/stats/outliers.hpp"
+#include "rdmamesh/stats/verdict.hpp"
+
+namespace rdmamesh::sim {
+
+struct judged {
+  stats::outlier_report report;
+  stats::job_verdict verdict;
+};
+
+// One bandwidth run judged as rdmamesh judges it by default (app/assemble.cpp, app/ledger.cpp).
+judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std::uint64_t cq_mod,
+             const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of);
+
+// A counted cause in words: node1, nic1.0 (node, rail), rank3, link2-5.
+std::string describe(const stats::folded_cause& c);
+
+struct tally {
+  std::uint64_t jobs = 0;
+  std::uint64_t named = 0;        // jobs that counted the injected fault's part
+  std::uint64_t false_jobs = 0;   // jobs that counted anything else
+  std::uint64_t false_nodes = 0;  // healthy nodes those causes would drain, summed over jobs
+  std::uint64_t unjudged = 0;     // jobs whose run could not be judged (too few pairs or messages)
+  double seconds = 0;             // spent judging
+};
+
+// `fault` "none" or KIND:PCT (rank, nic, node, link); throws std::invalid_argument otherwise.
+fault parse_fault(const std::string& text);
+
+tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std::uint32_t jobs, std::uint64_t seed);
+
+}  // namespace rdmamesh::sim

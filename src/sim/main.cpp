@@ -1,0 +1,91 @@
+// rdmamesh-sim: the verdict's figures without the hardware. `simulate` draws healthy and faulted
+// runs from a noise model and judges each with the real finder and fold; `replay` judges runs
+// recorded by rdmamesh (tools/export-runs) with today's code, to compare with what was named then.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "rdmamesh/sim/generate.hpp"
+#include "rdmamesh/sim/replay.hpp"
+#include "rdmamesh/sim/tally.hpp"
+
+using namespace rdmamesh;
+
+namespace {
+
+int replay(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(fmt::format("cannot read {}: run tools/export-runs first", path));
+  for (const auto& r : sim::read_runs(in)) {
+    const auto j = sim::judge(r.m, r.size, r.counted, r.cq_mod, r.node_of, r.rail_of);
+    std::string now;
+    for (const auto& c : j.verdict.causes) {
+      if (c.counted) now += (now.empty() ? "" : ",") + sim::describe(c);
+    }
+    fmt::print("{:<50} then {:<24} now {}\n", r.label, r.recorded, now.empty() ? "-" : now);
+  }
+  return 0;
+}
+
+int simulate(const sim::fabric_shape& f, const std::string& noise, const std::string& fault_text, std::uint32_t jobs,
+             std::uint64_t seed, double msgs) {
+  auto nm = noise == "nic" ? sim::nic_noise() : sim::emulator_noise();
+  if (msgs > 0) nm.msgs = msgs;
+  const sim::fault x = sim::parse_fault(fault_text);
+  const auto t = sim::run_jobs(f, nm, x, jobs, seed);
+  const double n = static_cast<double>(t.jobs);
+  const double healthy_node_jobs = n * (f.nodes - (x.kind == sim::fault_kind::none ? 0 : 1));
+  fmt::print("{:>6} {:>4} {:>5} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", f.nodes, f.per_node, f.rails,
+             noise, fault_text, jobs,
+             x.kind == sim::fault_kind::none ? "-" : fmt::format("{:.1f}", 100.0 * static_cast<double>(t.named) / n),
+             fmt::format("{:.2f}", 100.0 * static_cast<double>(t.false_jobs) / n),
+             fmt::format("{:.2f}", 1000.0 * static_cast<double>(t.false_nodes) / healthy_node_jobs),
+             fmt::format("{:.1f}", 100.0 * static_cast<double>(t.unjudged) / n), fmt::format("{:.4f}", t.seconds / n));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rdmamesh-sim: the verdict's false alarms and detections, from simulated or recorded runs"};
+  app.require_subcommand(1);
+  auto* rep = app.add_subcommand("replay", "Judge recorded runs (tools/export-runs FILE.h5... > RUNS) again");
+  std::string runs_path;
+  rep->add_option("runs", runs_path, "The exported runs")->required();
+  auto* sim_cmd = app.add_subcommand("simulate", "Judge simulated mesh runs; one table row per call");
+  sim::fabric_shape f;
+  std::string noise = "emulator", fault_text = "none";
+  std::uint32_t jobs = 1000;
+  std::uint64_t seed = 1;
+  double msgs = 0;
+  bool header = false;
+  sim_cmd->add_option("--nodes", f.nodes, "Nodes")->capture_default_str();
+  sim_cmd->add_option("--per-node", f.per_node, "Ranks per node")->capture_default_str();
+  sim_cmd->add_option("--rails", f.rails, "NICs per node (ranks spread over them)")->capture_default_str();
+  sim_cmd->add_option("--noise", noise, "emulator (fitted from the SoftRoCE cluster) or nic (a real fabric)")
+      ->check(CLI::IsMember({"emulator", "nic"}))
+      ->capture_default_str();
+  sim_cmd->add_option("--fault", fault_text, "none, or KIND:PCT with KIND rank, nic, node or link")
+      ->capture_default_str();
+  sim_cmd->add_option("--jobs", jobs, "Jobs to draw")->capture_default_str();
+  sim_cmd->add_option("--seed", seed, "Seed")->capture_default_str();
+  sim_cmd->add_option("--msgs", msgs, "The median pair's count (default: the noise model's)");
+  sim_cmd->add_flag("--header", header, "Print the table's header first");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (rep->parsed()) return replay(runs_path);
+    if (header)
+      fmt::print("{:>6} {:>4} {:>5} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", "nodes", "ppn", "rails",
+                 "noise", "fault", "jobs", "named %", "false %", "false/1k node", "unjudged", "judge s");
+    return simulate(f, noise, fault_text, jobs, seed, msgs);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rdmamesh-sim: %s\n", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,108 @@
+#include "rdmamesh/sim/tally.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <set>
+#include <span>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace rdmamesh::sim {
+namespace {
+
+// Whether a counted cause names the injected fault's part. A NIC that one rank drives is that
+// rank too: either name points at the same port.
+bool names_fault(const stats::folded_cause& c, const simulated_run& r, fault_kind k) {
+  using K = stats::outlier_kind;
+  switch (k) {
+    case fault_kind::node: return c.kind == K::node && c.node == r.fault_node;
+    case fault_kind::nic:
+      return (c.kind == K::nic && c.node == r.fault_node && c.peer == r.fault_rail) ||
+             (c.kind == K::rank && c.rank == r.fault_rank);
+    case fault_kind::rank: return c.kind == K::rank && c.rank == r.fault_rank;
+    case fault_kind::link: return c.kind == K::link && c.rank == r.fault_rank && c.peer == r.fault_peer;
+    case fault_kind::none: return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std::uint64_t cq_mod,
+             const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of) {
+  const auto nics = stats::nic_groups(node_of, rail_of);
+  const stats::finder_settings s{.slow_pct = 90, .counted = counted, .max_quantum = cq_mod, .min_pair_s = 0.1};
+  judged j;
+  j.report = stats::find_outliers(m, size, node_of, s, {}, nics);
+  const bool ok = std::isfinite(j.report.threshold_pct) || !j.report.found.empty();
+  const stats::judged_run run{0, "mesh", &j.report, ok, {}};
+  j.verdict = stats::fold(std::span(&run, 1), node_of, {}, nics);
+  return j;
+}
+
+std::string describe(const stats::folded_cause& c) {
+  switch (c.kind) {
+    case stats::outlier_kind::node: return fmt::format("node{}", c.node);
+    case stats::outlier_kind::nic: return fmt::format("nic{}.{}", c.node, c.peer);
+    case stats::outlier_kind::rank: return fmt::format("rank{}", c.rank);
+    case stats::outlier_kind::link: return fmt::format("link{}-{}", c.rank, c.peer);
+    default: return stats::to_string(c.kind);
+  }
+}
+
+fault parse_fault(const std::string& text) {
+  if (text == "none") return {};
+  const auto colon = text.find(':');
+  const std::map<std::string, fault_kind> kinds{
+      {"rank", fault_kind::rank}, {"nic", fault_kind::nic}, {"node", fault_kind::node}, {"link", fault_kind::link}};
+  const auto it = kinds.find(text.substr(0, colon));
+  double pct = 50;
+  if (colon != std::string::npos) {
+    std::size_t used = 0;
+    try {
+      pct = std::stod(text.substr(colon + 1), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || !(pct >= 0 && pct < 100))
+      throw std::invalid_argument(
+          fmt::format("--fault {}: the rate left is a percentage from 0 to 100, e.g. nic:50", text));
+  }
+  if (it == kinds.end())
+    throw std::invalid_argument(fmt::format("--fault {}: one of none, rank:PCT, nic:PCT, node:PCT, link:PCT", text));
+  return {it->second, pct / 100};
+}
+
+tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std::uint32_t jobs, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  tally t;
+  for (std::uint32_t j = 0; j < jobs; ++j) {
+    const auto r = generate(f, nm, x, g);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto v = judge(r.m, 4096, true, 1, r.node_of, r.rail_of);
+    t.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ++t.jobs;
+    t.unjudged += !std::isfinite(v.report.threshold_pct);
+    bool hit = false, other = false;
+    std::set<std::int32_t> drained;
+    for (const auto& c : v.verdict.causes) {
+      if (!c.counted) continue;
+      if (names_fault(c, r, x.kind)) {
+        hit = true;
+        continue;
+      }
+      other = true;
+      const bool of_rank = c.kind == stats::outlier_kind::rank || c.kind == stats::outlier_kind::link;
+      const std::int32_t node = of_rank ? r.node_of[static_cast<std::size_t>(c.rank)] : c.node;
+      if (node >= 0 && node != r.fault_node) drained.insert(node);
+    }
+    t.named += hit;
+    t.false_jobs += other;
+    t.false_nodes += drained.size();
+  }
+  return t;
+}
+
+}  // namespace rdmamesh::sim
