@@ -1,4 +1,4 @@
-// Results file writer; see README.md "Output: the HDF5 file" for the schema it implements.
+// Results file writer; docs/results.md is the schema it implements.
 #include "rdmamesh/io/results_file.hpp"
 
 #include <unistd.h>
@@ -409,7 +409,7 @@ void results_file::write_outliers(hid_t run_group, const options& o, const run_r
   const stats::outlier_report& rep = *run.outliers;
   h5::set_attr(g.get(), "slow_pct", o.slow_pct);
   h5::set_attr(g.get(), "median_bw", rep.median);
-  // what the pairs were judged against (the noise-calibrated rule, README "Outliers")
+  // what the pairs were judged against (the noise-calibrated rule, docs/verdict.md)
   h5::set_attr(g.get(), "noise", rep.noise);
   h5::set_attr(g.get(), "threshold_pct", rep.threshold_pct);
   h5::set_attr(g.get(), "quantum", static_cast<std::int64_t>(rep.quantum));

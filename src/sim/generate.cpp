@@ -17,7 +17,7 @@ double draw_effect(double scale, double tail, std::mt19937_64& g) {
 }  // namespace
 
 noise_model emulator_noise() {
-  // tools/fit-noise over the healthy meshes across 3 nodes of eight CI runs' files (38 runs,
+  // tools/fit-noise over the healthy meshes across 3 nodes of six clean-clone suite runs' files (38 runs,
   // 2026-11-27): sender spread median 0.037 (log-sd 1.36), receiver 0.001 (1.61), pairs nothing
   // beyond their counts; 6.2 % of senders beyond 3 spreads of their run and 4.3 % beyond 5 (of
   // six draws a t of 3 degrees of freedom puts 6.6 % and 2.5 % there, a normal 4.4 % and 1.3 %)

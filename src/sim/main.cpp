@@ -23,7 +23,7 @@ int replay(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error(fmt::format("cannot read {}: run tools/export-runs first", path));
   for (const auto& r : sim::read_runs(in)) {
-    const auto j = sim::judge(r.m, r.size, r.counted, r.cq_mod, r.node_of, r.rail_of);
+    const auto j = sim::judge(r.m, r.size, r.counted, r.cq_mod, r.node_of, r.rail_of, r.slow_pct);
     std::string now;
     for (const auto& c : j.verdict.causes) {
       if (c.counted) now += (now.empty() ? "" : ",") + sim::describe(c);

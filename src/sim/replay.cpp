@@ -46,7 +46,7 @@ std::vector<recorded_run> read_runs(std::istream& in) {
     std::string key;
     std::uint32_t n = 0;
     int counted = 1;
-    head >> key >> r.label >> n >> r.size >> counted >> r.cq_mod >> r.recorded;
+    head >> key >> r.label >> n >> r.size >> counted >> r.cq_mod >> r.slow_pct >> r.recorded;
     if (key != "run" || !head || n == 0) throw std::runtime_error(fmt::format("runs line {}: not a run header", at));
     r.counted = counted != 0;
     auto l = next();

@@ -31,9 +31,9 @@ bool names_fault(const stats::folded_cause& c, const simulated_run& r, fault_kin
 }  // namespace
 
 judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std::uint64_t cq_mod,
-             const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of) {
+             const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of, double slow_pct) {
   const auto nics = stats::nic_groups(node_of, rail_of);
-  const stats::finder_settings s{.slow_pct = 90, .counted = counted, .max_quantum = cq_mod, .min_pair_s = 0.1};
+  const stats::finder_settings s{.slow_pct = slow_pct, .counted = counted, .max_quantum = cq_mod, .min_pair_s = 0.1};
   judged j;
   j.report = stats::find_outliers(m, size, node_of, s, {}, nics);
   const bool ok = std::isfinite(j.report.threshold_pct) || !j.report.found.empty();

@@ -4,7 +4,7 @@
 1. 1 024 nodes under 32 leaves and one spine, one rank each, leaf08's uplink at half: the report
    finishes, its heatmap is one cell per leaf pair (32 x 32, not 10^6 rank cells) with leaf08's
    row outlined and nothing else, and its tree picture marks that uplink alone. The seconds it
-   took are printed (a ratio-free figure for the README, not a pass/fail clock).
+   took are printed (a ratio-free figure for docs/analysis.md, not a pass/fail clock).
 2. 8 nodes whose rank numbers alternate between two leaves: the heatmap draws them leaf by leaf
    (leaf1's ranks 0,2,4,6 first), a green line where leaf2's begin.
 3. 128 ranks on 16 nodes: one cell per node pair, leaf2's nodes' sends to leaf1 outlined.

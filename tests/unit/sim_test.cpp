@@ -5,10 +5,12 @@
 
 #include <cmath>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <vector>
 
 #include "rdmamesh/sim/generate.hpp"
+#include "rdmamesh/sim/replay.hpp"
 #include "rdmamesh/sim/tally.hpp"
 #include "rdmamesh/stats/median.hpp"
 
@@ -47,4 +49,23 @@ TEST_CASE("a fault the simulator cannot draw is refused with the form it takes")
   CHECK_THROWS_AS(sim::parse_fault("switch:50"), std::invalid_argument);
   CHECK_THROWS_AS(sim::parse_fault("node:150"), std::invalid_argument);
   CHECK(sim::parse_fault("nic:70").fraction == doctest::Approx(0.7));
+}
+
+TEST_CASE("recorded runs read back as the finder saw them; a record cut short names its line") {
+  std::istringstream ok(
+      "run a.h5:0000 2 4096 1 100 60 node\n"
+      "node 0 1\nrail -1 -1\n"
+      "tx_bw nan 4096000.0 2048000.0 nan\ntx_msgs 0 1000 500 0\ntx_s nan 1 1 nan\nflags 0 0 0 0\n"
+      "round -1 0 0 -1\n");
+  const auto runs = sim::read_runs(ok);
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].label == "a.h5:0000");
+  CHECK(runs[0].cq_mod == 100);
+  CHECK(runs[0].slow_pct == 60);
+  CHECK(runs[0].recorded == "node");
+  CHECK(std::isnan(runs[0].m.tx_bw.at(0, 0)));
+  CHECK(runs[0].m.tx_msgs.at(1, 0) == 500);
+  CHECK(runs[0].m.round.at(0, 0) == -1);
+  std::istringstream cut("run a.h5:0000 2 4096 1 100 60 node\nnode 0 1\nrail -1 -1\ntx_bw nan 1 2\n");
+  CHECK_THROWS_WITH_AS(sim::read_runs(cut), doctest::Contains("line 4"), std::runtime_error);
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Inside the SoftRoCE VM: faults injected with RDMAMESH_FAULT (and real signals) end the way
-# the README's fault table says: failed pairs named and isolated, corruption located, a dead
+# docs/faults.md says: failed pairs named and isolated, corruption located, a dead
 # or hung rank named, SIGTERM answered, and the results file kept. No case is judged by the
 # clock: each runs under a hang bound far above a normal run (tools/bench-faults times them).
 source "$(dirname "$0")/lib.sh"

@@ -54,7 +54,7 @@ mesh() {
   # a healthy VM reads healthy: under -D no cause named in any run, not only none counted by
   # the verdict (exit 0); a `# suspect:` pair is no cause. (-n runs whose pairs last tens of ms
   # can name a rank the scheduler held back in one run, which the verdict then does not count:
-  # README, Verdicts)
+  # docs/verdict.md)
   case " $* " in
     *" -D "*) grep -q "^# slow: \|^# below" "$tmp/$name.txt" && { fail "$name: a cause named on a healthy VM"; return 1; } ;;
   esac

@@ -1,4 +1,4 @@
-// The HDF5 results file (schema "rdmamesh/2", documented in README.md). Rank 0 creates it
+// The HDF5 results file (schema "rdmamesh/2", documented in docs/results.md). Rank 0 creates it
 // before any traffic, so a bad path fails fast; each run is written and flushed as it ends,
 // so results measured so far survive a later failure.
 #pragma once

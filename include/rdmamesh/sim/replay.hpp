@@ -17,6 +17,7 @@ struct recorded_run {
   std::uint64_t size = 0;
   bool counted = true;  // duration mode
   std::uint64_t cq_mod = 0;
+  double slow_pct = 90;  // --slow of the run
   std::vector<std::int32_t> node_of, rail_of;
   stats::run_matrices m;
 };

@@ -19,7 +19,7 @@ struct judged {
 
 // One bandwidth run judged as rdmamesh judges it by default (app/assemble.cpp, app/ledger.cpp).
 judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std::uint64_t cq_mod,
-             const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of);
+             const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of, double slow_pct = 90);
 
 // A counted cause in words: node1, nic1.0 (node, rail), rank3, link2-5.
 std::string describe(const stats::folded_cause& c);

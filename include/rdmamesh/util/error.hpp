@@ -18,7 +18,7 @@ class timeout_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Exit codes shared by the driver, the tests and the README.
+// Exit codes shared by the driver, the tests and docs/verdict.md.
 enum exit_code : int {
   exit_ok = 0,
   exit_run_failures = 1,  // the run finished but pairs failed or payloads mismatched
