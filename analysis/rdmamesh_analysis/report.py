@@ -138,8 +138,11 @@ def build(res, outdir):
         causes = v.get("causes", [])
         counted = [c for c in causes if c.get("counted")]
         head = f"{v['status']}: " + (f"{len(counted)} cause(s) over {runs.get('judged', 0)} judged bandwidth run(s)"
-                                     if counted else f"{runs.get('judged', 0)} of {runs.get('bandwidth', 0)} "
-                                                     "bandwidth run(s) judged, no cause beyond their noise")
+                                     if counted else
+                                     f"none of the {runs.get('bandwidth', 0)} bandwidth run(s) could be judged"
+                                     if v["status"] == "unjudged" else
+                                     f"{runs.get('judged', 0)} of {runs.get('bandwidth', 0)} "
+                                     "bandwidth run(s) judged, no cause beyond their noise")
         lines.append(head)
         lines += [c["text"] for c in counted]
         lines += [("seen, cleared by the retest (fine alone): " if c.get("cleared") else

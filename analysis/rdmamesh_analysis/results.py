@@ -154,7 +154,7 @@ class Results:
     runs: list
     sweeps: dict  # pattern -> {name: array}
     scaling: dict  # pattern -> {name: array}
-    verdict: dict = None  # /verdict: the job's verdict as rank 0 wrote it (rdmamesh-verdict/1), if any
+    verdict: dict = None  # /verdict: the job's verdict as rank 0 wrote it (rdmamesh-verdict/2; /1 has no "unjudged" status), if any
     topology: dict = None  # /topology (--topology): switch, parent, leaf; node, node_leaf; source
 
     @property

@@ -518,7 +518,7 @@ void results_file::write_verdict(const stats::job_verdict& v, const std::string&
   }
   h5::write_strings(f, "verdict", {json});
   h5::handle ds(H5Dopen2(f, "verdict", H5P_DEFAULT), H5Dclose, "H5Dopen2(/verdict)");
-  h5::set_attr(ds.get(), "units", std::string("JSON (rdmamesh-verdict/1)"));
+  h5::set_attr(ds.get(), "units", std::string("JSON (rdmamesh-verdict/2)"));
   h5::set_attr(f, "verdict", std::string(stats::to_string(v.status)));
   flush();
 }

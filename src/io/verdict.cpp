@@ -115,14 +115,14 @@ std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<co
   std::vector<std::string> out;
   std::size_t counted = 0;
   for (const auto& c : v.causes) counted += c.counted;
-  if (v.status == stats::health::healthy) {
-    out.push_back(
-        v.runs_judged == 0
-            ? fmt::format("# verdict: healthy, but unjudged: none of the {} bandwidth run(s) could be judged "
-                          "(too few pairs, messages or seconds: each run's '# not judged' line says which)",
-                          v.runs)
-            : fmt::format("# verdict: healthy ({} of {} bandwidth run(s) judged; no cause beyond their noise)",
-                          v.runs_judged, v.runs));
+  if (v.status == stats::health::unjudged) {
+    out.push_back(fmt::format(
+        "# verdict: unjudged: none of the {} bandwidth run(s) could be judged (too few pairs, messages or seconds: "
+        "each run's '# not judged' line says which); more ranks, a longer -D or larger messages give a verdict",
+        v.runs));
+  } else if (v.status == stats::health::healthy) {
+    out.push_back(fmt::format("# verdict: healthy ({} of {} bandwidth run(s) judged; no cause beyond their noise)",
+                              v.runs_judged, v.runs));
   } else {
     out.push_back(fmt::format("# verdict: {} ({} cause(s) over {} judged bandwidth run(s))", to_string(v.status),
                               counted, v.runs_judged));
@@ -200,7 +200,7 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
   }
   json drain_list = json::array();
   for (const auto& d : drains(v, ranks, ctx.expect_bps)) drain_list.push_back({{"node", d.node}, {"reason", d.reason}});
-  json doc{{"schema", "rdmamesh-verdict/1"},
+  json doc{{"schema", "rdmamesh-verdict/2"},
            {"status", stats::to_string(v.status)},
            {"complete", ctx.complete},
            {"ended", ctx.ended},

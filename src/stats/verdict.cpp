@@ -36,6 +36,7 @@ int rank_of(outlier_kind k) {
 const char* to_string(health h) {
   switch (h) {
     case health::healthy: return "healthy";
+    case health::unjudged: return "unjudged";
     case health::degraded: return "degraded";
     case health::failed: return "failed";
   }
@@ -465,7 +466,9 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
       c.counted = false;
     if (c.counted) v.status = c.kind == outlier_kind::failed ? health::failed : std::max(v.status, health::degraded);
     v.causes.push_back(c);
-  }
+  }  // bandwidth runs were asked for and none could be judged: the job says nothing about the fabric
+  if (v.status == health::healthy && v.runs > 0 && v.runs_judged == 0) v.status = health::unjudged;
+
   std::stable_sort(v.causes.begin(), v.causes.end(), [](const folded_cause& a, const folded_cause& b) {
     return std::tuple(!a.counted, rank_of(a.kind), -static_cast<int>(a.runs.size())) <
            std::tuple(!b.counted, rank_of(b.kind), -static_cast<int>(b.runs.size()));

@@ -265,6 +265,26 @@ TEST_CASE("a NIC counted by the verdict: named by device and rail, its node drai
   CHECK(has(json, "\"devices\": [\n        \"mlx5_1\"\n      ]"));
 }
 
+TEST_CASE("a job none of whose bandwidth runs could be judged is unjudged, never healthy; one judged run is enough") {
+  std::vector<fabric::rank_info> ranks;
+  stats::outlier_report none;  // too few messages: no threshold, nothing found
+  none.threshold_pct = NAN;
+  std::vector<stats::judged_run> runs{{0, "mesh 64 KiB", &none, false, {}}, {1, "mesh 1 MiB", &none, false, {}}};
+  const auto v = stats::fold(runs);
+  CHECK(v.status == stats::health::unjudged);
+  const io::verdict_context ctx;
+  const auto lines = io::verdict_lines(v, ranks, ctx);
+  CHECK(has(lines.at(0), "# verdict: unjudged: none of the 2 bandwidth run(s) could be judged"));
+  CHECK(has(io::verdict_json(v, ranks, ctx), "\"status\": \"unjudged\""));
+  CHECK(has(io::verdict_json(v, ranks, ctx), "\"schema\": \"rdmamesh-verdict/2\""));
+  stats::outlier_report judged;
+  judged.threshold_pct = 60;
+  runs[1].report = &judged;
+  runs[1].judged = true;
+  CHECK(stats::fold(runs).status == stats::health::healthy);
+  CHECK(stats::fold(std::span<const stats::judged_run>{}).status == stats::health::healthy);  // latency only
+}
+
 TEST_CASE("the host line: who waited for a CPU while runnable, and how much; nothing when no one did") {
   io::run_record r;
   const auto use = [](double wall, double cpu, double wait) {

@@ -257,7 +257,8 @@ def report(a):
     # a link touching a counted rank or node is that cause's
     culprits = culprits_of(counted)
     counted = {k: c for k, c in counted.items() if not (k[0] == "link" and (k[3] in culprits or k[4] in culprits))}
-    status = "failed" if any(k[0] == "failed" for k in counted) else "degraded" if counted else "healthy"
+    status = ("failed" if any(k[0] == "failed" for k in counted) else "degraded" if counted else
+              "unjudged" if bw and not judged else "healthy")
     with h5py.File(a.file, "r") as f:
         if "verdict" in f:  # an interrupted or failed job says "failed" whatever its runs showed
             doc = json.loads(f["verdict"][0])

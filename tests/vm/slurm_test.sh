@@ -93,6 +93,14 @@ if [ -n "$(drained)" ]; then
 fi
 later "healthy health job: its verdict" "$here/check_verdict.py" "$tmp/results/rdmamesh-$job.h5" \
   "$tmp/results/rdmamesh-$job.verdict.json" --healthy
+# an allocation too small to judge (2 nodes, one rank each: two pairs, no noise to measure them
+# against) is not healthy: the job says it could judge nothing, exits 6, drains nothing
+RDMAMESH_PER_NODE=1 RDMAMESH_SIZES=4K RDMAMESH_DURATION=1 submit health-tiny -N 2 jobs/healthcheck.sbatch
+[ "$rc" = 6 ] || fail "too small a health job: exit $rc, expected 6 (unjudged)"
+grep -q "the check could judge nothing" "$tmp/health-tiny-$job.out" || fail "too small a health job: does not say so"
+grep -q "^# verdict: unjudged: none of the 1 bandwidth run(s) could be judged" "$tmp/health-tiny-$job.out" ||
+  fail "too small a health job: no '# verdict: unjudged' line"
+[ -z "$(drained)" ] || fail "too small a health job: drained $(drained)"
 egress=$(egress_gbps "$tmp/health-ok-$job.out" 2 3)
 kbit=$(awk -v g="$egress" 'BEGIN { printf "%d", g * 1e6 / 2 }')
 echo "== node2's port carried $egress Gb/s: tbf at $kbit kbit/s"

@@ -1,5 +1,5 @@
 // The job's verdict for people and for machines: `# verdict:` lines on the console, one JSON
-// document (schema rdmamesh-verdict/1, docs/verdict.md) with every cause, its figures and
+// document (schema rdmamesh-verdict/2, docs/verdict.md) with every cause, its figures and
 // runs, and the nodes a health job drains with the reason it gives Slurm.
 #pragma once
 

@@ -3,7 +3,8 @@
 // than half of the bandwidth runs that were judged, or when a retest confirmed it; one named
 // less often is listed as seen, not acted on. A rank or node no run named counts too when the
 // retest found most of its pairs still slow alone (basis retest). Failed pairs fail the job;
-// counted causes make it degraded; else it is healthy.
+// counted causes make it degraded; a job with bandwidth runs none of which could be judged is
+// unjudged; else it is healthy.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +18,9 @@
 
 namespace rdmamesh::stats {
 
-enum class health : std::uint8_t { healthy, degraded, failed };
+// In order of what an operator must act on: `unjudged` is no evidence either way (no bandwidth
+// run could be judged: too few pairs, messages or seconds), never read as healthy.
+enum class health : std::uint8_t { healthy, unjudged, degraded, failed };
 const char* to_string(health h);
 
 // One bandwidth run as the verdict sees it (retests are not runs of their own here).
