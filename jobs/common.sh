@@ -56,8 +56,10 @@ rm_launch() {
   if [ -n "${RDMAMESH_NICS:-}" ]; then
     local nics
     if [ "$RDMAMESH_NICS" = all ]; then
-      nics=$(ibv_devices 2>/dev/null | awk 'NR > 2 && NF' | wc -l)
-      [ "$nics" -gt 0 ] || nics=$(find /sys/class/infiniband -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+      # the devices with a port up: rdmamesh -d all uses those and refuses a DOWN one by name
+      nics=$(ibv_devinfo 2>/dev/null | awk '/^hca_id:/ { dev = $2 } /state:/ && /PORT_ACTIVE/ { up[dev] = 1 }
+        END { print length(up) }')
+      [ "${nics:-0}" -gt 0 ] || nics=$(ibv_devices 2>/dev/null | awk 'NR > 2 && NF' | wc -l)
     else
       nics=$(tr ',' '\n' <<<"$RDMAMESH_NICS" | grep -c .)
     fi
