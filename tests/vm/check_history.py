@@ -1,0 +1,111 @@
+#!/usr/bin/python3
+"""analysis/history over every job the VM tests just ran (healthy ones, and ones with a node's
+port shaped by the kernel): each job once however often it is ingested, every node and NIC
+counted exactly as often as the jobs' own verdict files counted it, and the page drawing it.
+
+  tests/vm/check_history.py BUILD/tests   (after the VM tests: their files are in vm-*/)"""
+import glob
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from html.parser import HTMLParser
+
+import h5py
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HISTORY = os.path.join(HERE, "..", "..", "analysis", "history")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL " + what)
+
+
+class Cells(HTMLParser):
+    """The parts table: per row, its text cells and how many timeline cells are red."""
+
+    def __init__(self):
+        super().__init__()
+        self.rows, self.row, self.table = [], None, None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table":
+            self.table = a.get("id")
+        elif tag == "tr" and self.table == "parts":
+            self.row = {"text": [], "red": 0}
+        elif tag == "td" and self.row is not None:
+            self.row["red"] += "#d55" in a.get("style", "")
+            self.row["text"].append("")
+
+    def handle_data(self, data):
+        if self.row is not None and self.row["text"]:
+            self.row["text"][-1] += data
+
+    def handle_endtag(self, tag):
+        if tag == "tr" and self.row is not None:
+            if self.row["text"]:
+                self.rows.append(self.row)
+            self.row = None
+
+
+def main():
+    tests = sys.argv[1]
+    files = sorted(glob.glob(os.path.join(tests, "vm-*", "**", "*.h5"), recursive=True))
+    # what each job's own verdict (its file's /verdict) counted, per node: the oracle (a node, rank
+    # or NIC cause drains its node)
+    want, jobs_with_verdict = {}, 0
+    for f in files:
+        try:
+            with h5py.File(f, "r") as h:
+                doc = json.loads(h["verdict"][0]) if "verdict" in h else None
+        except OSError:
+            continue
+        if doc is None:
+            continue
+        jobs_with_verdict += 1
+        named = {n for c in doc.get("causes", []) if c.get("counted") and c.get("kind") in ("node", "rank", "nic")
+                 for n in c.get("nodes", [])}
+        for n in named:  # jobs that counted it, not causes: two ranks of one node are one job's word
+            want[n] = want.get(n, 0) + 1
+    check(jobs_with_verdict >= 20, f"only {jobs_with_verdict} jobs with a verdict file to build a history from")
+    check(bool(want), "no job counted a node: the shaped-port cases should have")
+    with tempfile.TemporaryDirectory() as tmp:
+        db = os.path.join(tmp, "history.sqlite")
+        for _ in range(2):  # a job ingested twice is one job
+            out = subprocess.run([HISTORY, "ingest", db, tests], capture_output=True, text=True)
+            check(out.returncode == 0, f"ingest exited {out.returncode}: {out.stderr[-300:]}")
+        jobs = sqlite3.connect(db).execute("SELECT COUNT(*) FROM job").fetchone()[0]
+        check(jobs == jobs_with_verdict, f"{jobs} job(s) in the database, {jobs_with_verdict} files with a verdict")
+        shown = subprocess.run([HISTORY, "show", db, "--last", "100000"], capture_output=True, text=True).stdout
+        print("\n".join(shown.splitlines()[:12]))
+        counted = {}
+        for line in shown.splitlines():
+            m = re.match(r"(\S+)\s+\(node\)\s+(\d+)\s+(\d+)\s", line)
+            if m:
+                counted[m.group(1)] = int(m.group(3))
+        for node, n in want.items():
+            check(counted.get(node) == n, f"{node}: the history counts it {counted.get(node)} time(s), the verdict "
+                                          f"files {n}")
+        worst = max(want, key=want.get)
+        check(shown.split("\n")[2].startswith(worst), f"the most counted node, {worst}, is not listed first")
+        page = os.path.join(tmp, "history.html")
+        subprocess.run([HISTORY, "html", db, "-o", page, "--last", "100000"], check=True, capture_output=True)
+        cells = Cells()
+        cells.feed(open(page).read())
+        rows = {r["text"][0]: r for r in cells.rows if len(r["text"]) > 1 and r["text"][1] == "(node)"}
+        for node, n in want.items():
+            check(node in rows and rows[node]["red"] == n,
+                  f"the page's timeline for {node}: {rows.get(node, {}).get('red')} red cell(s), expected {n}")
+    print(f"history: {jobs_with_verdict} jobs, counted per node {want}, {len(failures)} problem(s)")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
