@@ -1,10 +1,13 @@
 // The verdict's console lines, drain list and JSON (nlohmann-json).
 #include "rdmamesh/io/verdict.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -200,7 +203,15 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
   }
   json drain_list = json::array();
   for (const auto& d : drains(v, ranks, ctx.expect_bps)) drain_list.push_back({{"node", d.node}, {"reason", d.reason}});
+  // every node the job tested, named or not: a node's latest word is the newest verdict that lists it
+  json tested = json::array();
+  for (const auto& r : ranks) {
+    const std::string host(fabric::text(r.host));
+    if (std::find(tested.begin(), tested.end(), host) == tested.end()) tested.push_back(host);
+  }
   json doc{{"schema", "rdmamesh-verdict/2"},
+           {"written", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))},
+           {"nodes_tested", tested},
            {"status", stats::to_string(v.status)},
            {"complete", ctx.complete},
            {"ended", ctx.ended},

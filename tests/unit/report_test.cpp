@@ -263,6 +263,8 @@ TEST_CASE("a NIC counted by the verdict: named by device and rail, its node drai
   CHECK(has(json, "\"kind\": \"nic\""));
   CHECK(has(json, "\"rail\": 1"));
   CHECK(has(json, "\"devices\": [\n        \"mlx5_1\"\n      ]"));
+  CHECK(has(json, "\"nodes_tested\": [\n    \"a\",\n    \"b\"\n  ]"));  // every node, named or not
+  CHECK(has(json, "\"written\": \"20"));
 }
 
 TEST_CASE("a job none of whose bandwidth runs could be judged is unjudged, never healthy; one judged run is enough") {

@@ -2,6 +2,9 @@
 """analysis/history over every job the VM tests just ran (healthy ones, and ones with a node's
 port shaped by the kernel): each job once however often it is ingested, every node and NIC
 counted exactly as often as the jobs' own verdict files counted it, and the page drawing it.
+Then the monitoring a site wires to the health job, on a job that counted a node: the
+node_exporter textfiles (analysis/exporter) and the node check NHC runs (jobs/nhc/rdmamesh.nhc,
+jobs/rdmamesh-node-check) fail that node alone, with the verdict's own drain reason.
 
   tests/vm/check_history.py BUILD/tests   (after the VM tests: their files are in vm-*/)"""
 import glob
@@ -17,7 +20,9 @@ from html.parser import HTMLParser
 import h5py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-HISTORY = os.path.join(HERE, "..", "..", "analysis", "history")
+ROOT = os.path.join(HERE, "..", "..")
+HISTORY = os.path.join(ROOT, "analysis", "history")
+PROM = re.compile(r'^(# (HELP|TYPE) \w+ .+|\w+\{(\w+="(?:[^"\\]|\\.)*",?)+\} -?[0-9.e+]+)$')
 failures = []
 
 
@@ -53,6 +58,55 @@ class Cells(HTMLParser):
             if self.row["text"]:
                 self.rows.append(self.row)
             self.row = None
+
+
+def monitoring(files):
+    """The newest job whose verdict drained one node: its textfiles and the node check agree with it."""
+    job = None
+    for f in sorted(files, key=os.path.getmtime, reverse=True):
+        vf = f[:-3] + ".verdict.json"
+        if os.path.exists(vf) and len(json.load(open(vf)).get("drain", [])) == 1:
+            job = (f, vf, json.load(open(vf)))
+            break
+    check(job is not None, "no job drained exactly one node: nothing to check the monitoring against")
+    if job is None:
+        return
+    f, vf, doc = job
+    sick, reason = doc["drain"][0]["node"], doc["drain"][0]["reason"]
+    with h5py.File(f, "r") as h:
+        nodes = sorted({x.decode() if isinstance(x, bytes) else str(x) for x in h["ranks/hostname"][()]})
+    print(f"monitoring: {os.path.relpath(f)} drained {sick} of {nodes}")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = subprocess.run([os.path.join(ROOT, "analysis", "exporter"), f, "-o", tmp], capture_output=True, text=True)
+        check(out.returncode == 0, f"exporter exited {out.returncode}: {out.stderr[-300:]}")
+        for node in nodes:
+            path = os.path.join(tmp, node, "rdmamesh.prom")
+            lines = open(path).read().splitlines() if os.path.exists(path) else []
+            check(bool(lines), f"exporter: no textfile for {node}")
+            bad = [x for x in lines if not PROM.match(x)]
+            check(not bad, f"exporter: {node}: lines not in the text format: {bad[:2]}")
+            check(f'rdmamesh_node_named{{node="{node}"}} {int(node == sick)}' in lines,
+                  f"exporter: {node} not marked {'named' if node == sick else 'clean'}")
+            check(f'rdmamesh_check_status{{node="{node}",status="{doc["status"]}"}} 1' in lines,
+                  f"exporter: {node}: the job's status {doc['status']} not set")
+        folder = os.path.join(tmp, "verdicts")
+        os.makedirs(folder)
+        with open(os.path.join(folder, "job.verdict.json"), "w") as w:
+            json.dump(doc, w)
+        node_check = os.path.join(ROOT, "jobs", "rdmamesh-node-check")
+        for node in nodes:
+            r = subprocess.run([node_check, folder, "24"], capture_output=True, text=True,
+                               env=dict(os.environ, RDMAMESH_NODE=node))
+            want = 1 if node == sick else 0
+            check(r.returncode == want, f"rdmamesh-node-check on {node}: exit {r.returncode}, expected {want}")
+            check(node != sick or r.stdout.startswith(reason), f"rdmamesh-node-check on {node}: {r.stdout!r}")
+        # NHC sources the check and calls it; its die() is what fails the node
+        nhc = (f'die() {{ echo "DIED $1 $2"; }}; RDMAMESH_NODE_CHECK={node_check}; '
+               f'source {os.path.join(ROOT, "jobs", "nhc", "rdmamesh.nhc")}; check_rdmamesh {folder} 24')
+        for node in nodes:
+            r = subprocess.run(["bash", "-c", nhc], capture_output=True, text=True, env=dict(os.environ, HOSTNAME_S=node))
+            died = r.stdout.startswith("DIED 1 " + reason)
+            check(died == (node == sick), f"NHC check_rdmamesh on {node}: {r.stdout!r}")
 
 
 def main():
@@ -103,6 +157,7 @@ def main():
         for node, n in want.items():
             check(node in rows and rows[node]["red"] == n,
                   f"the page's timeline for {node}: {rows.get(node, {}).get('red')} red cell(s), expected {n}")
+    monitoring(files)
     print(f"history: {jobs_with_verdict} jobs, counted per node {want}, {len(failures)} problem(s)")
     sys.exit(1 if failures else 0)
 
