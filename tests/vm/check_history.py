@@ -133,7 +133,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         db = os.path.join(tmp, "history.sqlite")
         for _ in range(2):  # a job ingested twice is one job
-            out = subprocess.run([HISTORY, "ingest", db, tests], capture_output=True, text=True)
+            out = subprocess.run([HISTORY, "ingest", db] + sorted(glob.glob(os.path.join(tests, "vm-*"))),
+                                 capture_output=True, text=True)
             check(out.returncode == 0, f"ingest exited {out.returncode}: {out.stderr[-300:]}")
         jobs = sqlite3.connect(db).execute("SELECT COUNT(*) FROM job").fetchone()[0]
         check(jobs == jobs_with_verdict, f"{jobs} job(s) in the database, {jobs_with_verdict} files with a verdict")
