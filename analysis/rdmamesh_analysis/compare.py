@@ -120,9 +120,9 @@ def named_in(res, run, to_after):
 
 
 def new_causes(before, after, pairs, perm):
-    """What rank 0 names in after's runs and did not in before's, and what it no longer names:
-    each file judged by its own run's noise, so what only moved because of a cause (the CPU a
-    sick node freed) is never one."""
+    """What rank 0 names in after's runs and did not in before's, and what it no longer names
+    (two lists): each file judged by its own run's noise, so what only moved because of a cause
+    (the CPU a sick node freed) is never one."""
     inv = np.empty_like(perm)
     inv[perm] = np.arange(len(perm))
     found, gone = {}, {}
@@ -145,12 +145,12 @@ def new_causes(before, after, pairs, perm):
 
     order = {"uplink": 0, "node": 1, "nic": 2, "rank": 3, "link": 4}
     n_bw = sum(a.mode == "bw" for _, a in pairs)
-    lines = [f"{who(k)}: newly named in {len(v)} of {n_bw} matched runs ({', '.join(l for l, _ in v)}): "
+    newly = [f"{who(k)}: newly named in {len(v)} of {n_bw} matched runs ({', '.join(l for l, _ in v)}): "
              f"{v[0][1]} there, not named before"
              for k, v in sorted(found.items(), key=lambda kv: (-len(kv[1]), order[kv[0][0]]))]
-    lines += [f"{who(k)}: no longer named ({', '.join(l for l, _ in v)}; before: {v[0][1]})"
-              for k, v in sorted(gone.items(), key=lambda kv: (-len(kv[1]), order[kv[0][0]]))]
-    return lines
+    no_longer = [f"{who(k)}: no longer named ({', '.join(l for l, _ in v)}; before: {v[0][1]})"
+                 for k, v in sorted(gone.items(), key=lambda kv: (-len(kv[1]), order[kv[0][0]]))]
+    return newly, no_longer
 
 
 def build(before, after, outdir, threshold):
@@ -215,7 +215,9 @@ def build(before, after, outdir, threshold):
                 f"run or rdmamesh --retest shows it)" for key, seen in folded if key[1] == "link" and len(seen) < 2]
     verdict += links[:10] + ([f"… {len(links) - 10} more links (table below)"] if len(links) > 10 else [])
     suspects = suspects[:5] + ([f"… {len(suspects) - 5} more suspect links (table below)"] if len(suspects) > 5 else [])
-    verdict = overall + new_causes(before, after, pairs, perm) + verdict + lat + moved + suspects
+    # what got worse first (newly named, slower), then what got better: an operator acts on the first
+    newly, no_longer = new_causes(before, after, pairs, perm)
+    verdict = overall + newly + verdict + no_longer + lat + moved + suspects
     doc.h2("Verdict")
     if not pairs:
         verdict = ["the files have no run in common (same mode, pattern, op, size, QPs, direction)"]

@@ -14,8 +14,11 @@
 source "$(dirname "$0")/lib.sh"
 [ "${RDMAMESH_VM_NODES:-0}" = 6 ] && [ -s "${RDMAMESH_TOPOLOGY:-}" ] ||
   { echo "fabric_test: run me with tools/softroce-vm --nodes 6 --leaves 3 --slurm"; exit 2; }
-six=(--host node1:1,node2:1,node3:1,node4:1,node5:1,node6:1)
-fine=(-s 4K -Q 1 -D 2 --warmup 0.3)
+six=(--host node1:1,node2:1,node3:1,node4:1,node5:1,node6:1 --bind-to none)
+# unpinned: the six emulated nodes share the VM's 2 vCPUs, and pinned by local rank every rank
+# sat on the first (each waited for it 85 % of the run, rxe's responders starved with them, and
+# QPs failed with remote invalid request on paths no tc touched, 2 of the last 4 CI runs)
+fine=(-s 4K -Q 1 -D 2 --warmup 0.3 --bind none)
 root_tc() { nsenter --net=/proc/1/ns/net tc "$@"; }
 for dev in up3 roce5; do root_tc qdisc del dev "$dev" root 2>/dev/null; done  # a failed earlier test's leftover
 sed 's/^/    topology.conf: /' "$RDMAMESH_TOPOLOGY"
@@ -24,8 +27,8 @@ sed 's/^/    topology.conf: /' "$RDMAMESH_TOPOLOGY"
 # nothing counted. With one rank per node on 2 vCPUs the run alone can name a node whose rank
 # waited for a CPU (node5's sends at 80 % inside ±3 %, an idle CI run, 2026-11-25); its sends
 # alone beside control pairs are fine, and the verdict clears it
-echo "== healthy: srun -N 6 --ntasks-per-node 1 --mpi=pmix rdmamesh ${fine[*]} --retest"
-srun -N 6 --ntasks-per-node 1 --mpi=pmix "$bin" "${fine[@]}" --retest --quiet -o "$tmp/healthy.h5" \
+echo "== healthy: srun -N 6 --ntasks-per-node 1 --cpu-bind=none --mpi=pmix rdmamesh ${fine[*]} --retest"
+srun -N 6 --ntasks-per-node 1 --cpu-bind=none --mpi=pmix "$bin" "${fine[@]}" --retest --quiet -o "$tmp/healthy.h5" \
   >"$tmp/healthy.txt" 2>&1
 rc=$?
 grep -E "^# (topology|slow|healthy|judged|not judged|verdict|retest)|^#   |rdmamesh: error" "$tmp/healthy.txt" |
