@@ -333,13 +333,20 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
     const bool most = 2 * c.runs.size() > std::max<std::uint32_t>(v.runs_judged, 1);
     // one pair slow in one run is a suspect: scheduling alone makes those. It counts when a
     // retest finds it still slow alone beyond its controls' whole spread (one pair is one
-    // sample), or when most of two or more runs name it. A rank counts
-    // too when the retest found two or more of its sends still slow alone, and never when it
-    // found most of them, two or more, fine alone (cleared_side).
-    const bool suspect = is_suspect(c.kind, c.basis);
+    // sample), or when most of two or more runs name it. So is one rank named by one run: its
+    // pairs share its CPU and its process, one draw of them however many pairs it has (on the
+    // emulated cluster a rank that shared a vCPU read 80-86 % of the median in healthy runs); it
+    // counts when the retest found two or more of its pairs on the named side still slow alone,
+    // or most of two or more runs name it, and never when the retest found most of them, two
+    // or more, fine alone (cleared_side).
+    const bool one_run_rank = c.kind == outlier_kind::rank && c.basis == outlier_basis::noise && c.runs.size() < 2;
+    const bool suspect = is_suspect(c.kind, c.basis) || one_run_rank;
+    const bool retested = c.kind == outlier_kind::rank &&
+                          (confirmed_sends(c.rank) >= 2 ||
+                           (one_run_rank && !std::isnan(c.recv_lo) && count(slow_count, c.rank, false) >= 2));
     c.counted = c.kind == outlier_kind::failed ||
                 (suspect ? alone.lone.contains(pair_key{c.rank, c.peer}) || (most && c.runs.size() >= 2) : most) ||
-                (c.kind == outlier_kind::rank && confirmed_sends(c.rank) >= 2);
+                retested;
     if ((c.kind == outlier_kind::rank || c.kind == outlier_kind::node || c.kind == outlier_kind::nic) &&
         c.basis == outlier_basis::noise && cleared_cause(c)) {
       c.counted = false;

@@ -162,7 +162,7 @@ def report(a):
     check(bool(v), "summary.md has no verdict")
     # the verdict folds every finished bandwidth run's causes: counted when named in more than
     # half of the runs that were judged (a failed pair always); healthy when none is counted
-    seen, judged, confirmed, cleared = {}, 0, set(), set()
+    seen, judged, confirmed, cleared, receives = {}, 0, set(), set(), set()
     with h5py.File(a.file, "r") as f:  # the groups above belong to a file closed since
         for g in f["runs"].values():  # a retest's still-slow pairs confirm suspect links
             if "retest" in g:
@@ -181,6 +181,8 @@ def report(a):
             for i, k in enumerate(kinds):
                 key = (k, basis[i], int(o["node"][i]), int(o["rank"][i]), int(o["peer"][i]))
                 seen[key] = seen.get(key, 0) + 1
+                if np.isfinite(o["recv_pct"][i]):
+                    receives.add(key)
     # a suspect (a link against the noise: one pair in one run) counts when a retest confirms it or
     # most of two or more runs name it; a rank also when the retest confirmed two or more of its
     # sends, and then its links are its cause, not causes of their own; a rank never when the
@@ -191,12 +193,19 @@ def report(a):
     def cleared_rank(r):
         return confirmed_sends(r) == 0 and sum(1 for src, _ in cleared if src == r) >= 2
 
+    def confirmed_receives(r):
+        return sum(1 for _, dst in confirmed if dst == r)
+
     def counts(k, c):
         most = 2 * c > max(judged, 1)
         if k[0] == "failed":
             return True
         if k[:2] == ("link", "noise"):
             return (k[3], k[4]) in confirmed or (most and c >= 2)
+        # a rank named by one run is a suspect too: its pairs share its CPU, one draw of them
+        if k[:2] == ("rank", "noise") and c < 2:
+            return not cleared_rank(k[3]) and (confirmed_sends(k[3]) >= 2 or
+                                               (k in receives and confirmed_receives(k[3]) >= 2))
         if k[0] == "rank" and cleared_rank(k[3]):
             return False
         return most or (k[0] == "rank" and confirmed_sends(k[3]) >= 2)
