@@ -49,26 +49,22 @@ std::vector<recorded_run> read_runs(std::istream& in) {
     head >> key >> r.label >> n >> r.size >> counted >> r.cq_mod >> r.slow_pct >> r.recorded;
     if (key != "run" || !head || n == 0) throw std::runtime_error(fmt::format("runs line {}: not a run header", at));
     r.counted = counted != 0;
-    auto l = next();
-    r.node_of = values<std::int32_t>(l, "node", n, at);
-    l = next();
-    r.rail_of = values<std::int32_t>(l, "rail", n, at);
-    const std::size_t nn = std::size_t{n} * n;
-    l = next();
-    r.m.tx_bw = {n, 0.0};
-    r.m.tx_bw.v = values<double>(l, "tx_bw", nn, at);
-    l = next();
-    r.m.tx_msgs = {n, 0};
-    r.m.tx_msgs.v = values<std::uint64_t>(l, "tx_msgs", nn, at);
-    l = next();
-    r.m.tx_s = {n, 0.0};
-    r.m.tx_s.v = values<double>(l, "tx_s", nn, at);
-    l = next();
-    r.m.flags = {n, 0};
-    r.m.flags.v = values<std::uint8_t>(l, "flags", nn, at);
-    l = next();
-    r.m.round = {n, 0};
-    r.m.round.v = values<std::int32_t>(l, "round", nn, at);
+    // each line in its order: its key, then its values (n per rank, n*n per matrix, row-major)
+    const auto line = [&]<class T>(const char* name, std::size_t count, T) {
+      auto l = next();
+      return values<T>(l, name, count, at);
+    };
+    const auto matrix = [&]<class T>(stats::square<T>& m, const char* name) {
+      m = stats::square<T>(n, T{});
+      m.v = line(name, std::size_t{n} * n, T{});
+    };
+    r.node_of = line("node", n, std::int32_t{});
+    r.rail_of = line("rail", n, std::int32_t{});
+    matrix(r.m.tx_bw, "tx_bw");
+    matrix(r.m.tx_msgs, "tx_msgs");
+    matrix(r.m.tx_s, "tx_s");
+    matrix(r.m.flags, "flags");
+    matrix(r.m.round, "round");
     out.push_back(std::move(r));
   }
   return out;
