@@ -83,6 +83,14 @@ later "failed-pair job: the report opens with the failed pair" /bin/grep -qE \
 root_tc() { nsenter --net=/proc/1/ns/net tc "$@"; }
 health() { RDMAMESH_PER_NODE=2 RDMAMESH_SIZES=4K RDMAMESH_DURATION=2 RDMAMESH_ARGS="-Q 1 --warmup 0.3" submit "$1" -N 3 jobs/healthcheck.sbatch; }
 drained() { sinfo -h -N -o "%N %T" | awk '$2 ~ /drain/ { print $1 }' | sort -u | tr '\n' ' '; }
+# first, an allocation too small to judge (2 nodes, one rank each: two pairs, no noise to measure them
+# against) is not healthy: the job says it could judge nothing, exits 6, drains nothing
+RDMAMESH_PER_NODE=1 RDMAMESH_SIZES=4K RDMAMESH_DURATION=1 submit health-tiny -N 2 jobs/healthcheck.sbatch
+[ "$rc" = 6 ] || fail "too small a health job: exit $rc, expected 6 (unjudged)"
+grep -q "the check could judge nothing" "$tmp/health-tiny-$job.out" || fail "too small a health job: does not say so"
+grep -q "^# verdict: unjudged: none of the 1 bandwidth run(s) could be judged" "$tmp/health-tiny-$job.out" ||
+  fail "too small a health job: no '# verdict: unjudged' line"
+[ -z "$(drained)" ] || fail "too small a health job: drained $(drained)"
 health health-ok
 [ "$rc" = 0 ] || fail "healthy health job: exit $rc, expected 0"
 grep -q "healthy by the verdict" "$tmp/health-ok-$job.out" || fail "healthy health job: does not say healthy"
@@ -93,14 +101,6 @@ if [ -n "$(drained)" ]; then
 fi
 later "healthy health job: its verdict" "$here/check_verdict.py" "$tmp/results/rdmamesh-$job.h5" \
   "$tmp/results/rdmamesh-$job.verdict.json" --healthy
-# an allocation too small to judge (2 nodes, one rank each: two pairs, no noise to measure them
-# against) is not healthy: the job says it could judge nothing, exits 6, drains nothing
-RDMAMESH_PER_NODE=1 RDMAMESH_SIZES=4K RDMAMESH_DURATION=1 submit health-tiny -N 2 jobs/healthcheck.sbatch
-[ "$rc" = 6 ] || fail "too small a health job: exit $rc, expected 6 (unjudged)"
-grep -q "the check could judge nothing" "$tmp/health-tiny-$job.out" || fail "too small a health job: does not say so"
-grep -q "^# verdict: unjudged: none of the 1 bandwidth run(s) could be judged" "$tmp/health-tiny-$job.out" ||
-  fail "too small a health job: no '# verdict: unjudged' line"
-[ -z "$(drained)" ] || fail "too small a health job: drained $(drained)"
 egress=$(egress_gbps "$tmp/health-ok-$job.out" 2 3)
 kbit=$(awk -v g="$egress" 'BEGIN { printf "%d", g * 1e6 / 2 }')
 echo "== node2's port carried $egress Gb/s: tbf at $kbit kbit/s"
