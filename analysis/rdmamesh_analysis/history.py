@@ -190,10 +190,19 @@ def page(db_path, out, last):
         parts_html.append(f"<tr><td>{esc(r['node'])}</td><td>{esc(r['device'] or '(node)')}</td>"
                           f"<td>{r['tested']}</td><td>{r['named']}</td><td>{esc(r['last_named'] or '-')}</td>"
                           f"<td>{esc(flags)}</td>{tl}</tr>")
-    bw = db.execute("SELECT j.created, b.class, b.label, b.median_bps FROM class_bw b JOIN job j USING (key) "
-                    "ORDER BY j.created, b.run").fetchall()
-    bw_html = "".join(f"<tr><td>{esc(c)}</td><td>{esc(cls)}</td><td>{esc(lbl)}</td><td>{m * 8e-9:.4g}</td></tr>"
-                      for c, cls, lbl, m in bw)
+    # one row per job: its runs' median pair per class (the median of those runs' medians)
+    order_of, per_job = set(jobs), {}
+    for key, created, status, cls, med in db.execute(
+            "SELECT j.key, j.created, j.status, b.class, b.median_bps FROM class_bw b JOIN job j USING (key) "
+            "ORDER BY j.created"):
+        if key in order_of:  # the same last K jobs as the table above
+            per_job.setdefault((created, key, status), {}).setdefault(cls, []).append(med)
+    classes = ("across nodes", "within a node")
+
+    def gbps(v):
+        return f"{float(np.median(v)) * 8e-9:.4g}" if v else "-"
+    bw_html = "".join(f"<tr><td>{esc(c)}</td><td>{esc(st)}</td>" + "".join(f"<td>{gbps(m.get(x))}</td>" for x in classes)
+                      + "</tr>" for (c, _, st), m in sorted(per_job.items()))
     statuses = {}
     for k in jobs:
         statuses[meta[k][1]] = statuses.get(meta[k][1], 0) + 1
@@ -209,8 +218,9 @@ that tested it, <b>flapping</b> when it was counted, then clean, then counted ag
 <table id="parts"><tr><th>node</th><th>NIC</th><th>tested</th><th>counted</th><th>last counted</th><th>flags</th>
 <th colspan="{max(len(jobs), 1)}">jobs, oldest first (red counted, green clean, grey not tested)</th></tr>
 {''.join(parts_html)}</table>
-<h2>Median pair by class, over time</h2>
-<table id="bandwidth"><tr><th>job created</th><th>class</th><th>run</th><th>median pair [Gb/s]</th></tr>{bw_html}</table>
+<h2>Median pair by class, job by job</h2>
+<table id="bandwidth"><tr><th>job created</th><th>verdict</th><th>median pair across nodes [Gb/s]</th>
+<th>within a node [Gb/s]</th></tr>{bw_html}</table>
 </body></html>
 """
     with open(out, "w") as f:
