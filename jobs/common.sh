@@ -12,7 +12,9 @@
 #                      many ranks per node as the node has NICs (at least), one rank per NIC at
 #                      least (default: unset, -d auto, the ranks per node the job asks for)
 #   RDMAMESH_ANALYSIS  the folder whose report and plot_scaling.py the jobs call (default: the
-#                      checkout's analysis/)
+#                      analysis/ beside this jobs/ folder, in a checkout or an install)
+#   RDMAMESH_JOBS      this jobs/ folder, where the job cannot find it from the submit directory
+#                      (an install: PREFIX/share/rdmamesh/jobs)
 
 # Site setup, as examples: the modules that provide Open MPI, rdma-core, hwloc and HDF5.
 # module load openmpi/4.1 hdf5/1.10 hwloc/2.9
@@ -27,7 +29,8 @@ if [ -f "$submit/jobs/common.sh" ]; then repo=$submit; elif [ -f "$submit/common
 
 rm_bin=${RDMAMESH_BIN:-$(command -v rdmamesh || echo "$repo/build/rdmamesh")}
 rm_results=${RDMAMESH_RESULTS:-$submit/results}
-rm_analysis=${RDMAMESH_ANALYSIS:-$repo/analysis}
+# analysis/ beside this file's jobs/ folder: the checkout's, or an install's share/rdmamesh/
+rm_analysis=${RDMAMESH_ANALYSIS:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/analysis}
 rm_job=${SLURM_JOB_ID:-local-$$}
 rm_out=$rm_results/rdmamesh-$rm_job.h5
 read -r -a rm_extra <<<"${RDMAMESH_ARGS:-}"
