@@ -114,7 +114,7 @@ stats::job_verdict ledger::judge() const {
     if (!r.bw || r.retest_of >= 0 || r.interrupted) continue;
     std::string label = fmt::format("{} {}", to_string(r.pattern), format_size(r.size));
     if (r.active_per_node > 0) label += fmt::format(" at {}/node", r.active_per_node);
-    const bool judged = r.outliers && (std::isfinite(r.outliers->threshold_pct) || !r.outliers->found.empty());
+    const bool judged = r.outliers && stats::is_judged(*r.outliers);
     runs.push_back({r.index, label, r.outliers ? &*r.outliers : nullptr, judged, {}});
   }
   for (const auto& t : records_) {  // a retest's pairs alone: evidence about its run

@@ -36,8 +36,7 @@ judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std
   const stats::finder_settings s{.slow_pct = slow_pct, .counted = counted, .max_quantum = cq_mod, .min_pair_s = 0.1};
   judged j;
   j.report = stats::find_outliers(m, size, node_of, s, {}, nics);
-  const bool ok = std::isfinite(j.report.threshold_pct) || !j.report.found.empty();
-  const stats::judged_run run{0, "mesh", &j.report, ok, {}};
+  const stats::judged_run run{0, "mesh", &j.report, stats::is_judged(j.report), {}};
   j.verdict = stats::fold(std::span(&run, 1), node_of, {}, nics);
   return j;
 }

@@ -18,6 +18,7 @@
 // pair is (then the cause is the whole fabric).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -78,6 +79,12 @@ struct outlier_report {
   double expect_bps = 0;       // --expect floor per pair, bytes/s (0: none)
   std::vector<outlier> found;
 };
+
+// Whether a run is evidence for the job's verdict: its noise could be measured, or it named causes
+// (an absolute floor or a failed pair holds without it).
+inline bool is_judged(const outlier_report& r) {
+  return std::isfinite(r.threshold_pct) || !r.found.empty();
+}
 
 // A link named against the run's noise: one pair in one run, a suspect until a retest or other
 // runs confirm it (scheduling alone makes those); printed `# suspect:`, never alone a verdict.
