@@ -16,7 +16,9 @@
                                                     naming DEV; every run of FILE names that NIC
   check_verdict.py FILE.h5 VERDICT.json --uplink SW status degraded; the one counted cause is the
                                                     uplink of switch SW, nothing to drain; every
-                                                    run of FILE names that one uplink
+                                                    run of FILE names that one uplink; pairs
+                                                    that failed through it are its (status
+                                                    failed then)
   (each with --topology SW1,SW2,...: FILE's /topology holds those switches and every node of
    the job, each under a leaf)
   check_verdict.py compare BEFORE.h5 AFTER.h5 NODE  analysis/compare names node NODE first, slower
@@ -133,15 +135,33 @@ def compare(before, after, node):
 def uplink(path, doc_path, name):
     doc = json.load(open(doc_path))
     counted = [c for c in doc["causes"] if c["counted"]]
-    check(doc["status"] == "degraded", f"status {doc['status']}")
+    with h5py.File(path, "r") as f:
+        t = f["topology"]
+        switches = [text(x) for x in t["switch"][()]]
+        leaf = switches.index(name.split("-")[0]) if name.split("-")[0] in switches else -1
+        under = {text(n) for n, lf in zip(t["node"][()], t["node_leaf"][()]) if int(lf) == leaf}
+        runs = [f["runs"][k] for k in sorted(f["runs"]) if "retest_of" not in f["runs"][k].attrs]
+        hosts = [text(h).split(".")[0] for h in f["ranks/hostname"][()]]
+        run_kinds = []
+        for g in runs:
+            rows = zip(*(g["outliers"][k][()] for k in ("kind", "rank", "peer"))) if "outliers" in g else []
+            run_kinds.append((g.name, [(text(k), int(a), int(b)) for k, a, b in rows]))
+    # a pair rxe failed through the shaped uplink is that uplink's (the same as at a shaped NIC): the
+    # job failed, and still names the uplink; a pair failed anywhere else is not
+    crosses = lambda nodes: len(nodes) == 2 and sum(n.split(".")[0] in under for n in nodes) == 1  # noqa: E731
+    failed = [c for c in counted if c["kind"] == "failed"]
+    for c in failed:
+        check(crosses(c["nodes"]), f"a pair failed away from the uplink {name}: {c['text']}")
+    counted = [c for c in counted if c not in failed]
+    check(doc["status"] == ("failed" if failed else "degraded"), f"status {doc['status']}")
     check(len(counted) == 1 and counted[0]["kind"] == "uplink" and counted[0].get("uplink", "").startswith(name + " "),
           f"counted causes {[c['text'] for c in counted]}, expected the uplink {name} alone")
     check(doc["drain"] == [], f"drain {doc['drain']}: an uplink is no node's fault")
-    with h5py.File(path, "r") as f:
-        runs = [f["runs"][k] for k in sorted(f["runs"]) if "retest_of" not in f["runs"][k].attrs]
-        for g in runs:
-            kinds = [text(k) for k in g["outliers/kind"][()]] if "outliers" in g else []
-            check(kinds == ["uplink"], f"run {g.name}: causes {kinds}, expected one uplink")
+    for run, rows in run_kinds:
+        lost = [(a, b) for k, a, b in rows if k == "failed"]
+        check(all(crosses([hosts[a], hosts[b]]) for a, b in lost), f"run {run}: failed pairs {lost} not through {name}")
+        kinds = [k for k, a, b in rows if k != "failed"]
+        check(kinds == ["uplink"], f"run {run}: causes {kinds}, expected one uplink")
 
 
 def nic(path, doc_path, node, device):
