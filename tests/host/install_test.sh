@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cmake --install of a built tree into a fresh prefix: the binaries and the node check on bin/,
+# cmake --install of a built tree into a fresh prefix: the binaries, the node check and the recheck on bin/,
 # the Slurm jobs and analysis/ under share/rdmamesh, each runnable from there (the installed jobs
 # find the installed analysis/ without a checkout).
 #   tests/host/install_test.sh BUILD_DIR
@@ -10,20 +10,37 @@ trap 'rm -rf "$prefix"' EXIT
 fails=0
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
 cmake --install "$build" --prefix "$prefix" >/dev/null || { echo "FAIL cmake --install $build"; exit 1; }
-for f in bin/rdmamesh bin/rdmamesh-sim bin/rdmamesh-node-check share/rdmamesh/jobs/healthcheck.sbatch \
+for f in bin/rdmamesh bin/rdmamesh-sim bin/rdmamesh-node-check bin/rdmamesh-recheck share/rdmamesh/jobs/healthcheck.sbatch \
   share/rdmamesh/jobs/mesh.sbatch share/rdmamesh/jobs/scaling.sbatch share/rdmamesh/jobs/common.sh \
   share/rdmamesh/jobs/nhc/rdmamesh.nhc share/rdmamesh/analysis/report share/rdmamesh/analysis/history \
   share/rdmamesh/analysis/exporter share/rdmamesh/tools/export-runs; do
   [ -e "$prefix/$f" ] || fail "$f not installed"
 done
-"$prefix/bin/rdmamesh" --help | grep -q -- "--pattern" || fail "the installed rdmamesh --help"
-"$prefix/bin/rdmamesh-sim" simulate --jobs 5 --nodes 3 --per-node 2 | grep -qE "^ +3 +2 +1" ||
+# (grep reads the whole output: under pipefail, grep -q quitting early can end the writer with
+# SIGPIPE and fail the pipeline, as an ASan build's --help did in CI)
+grep -q -- "--pattern" <<<"$("$prefix/bin/rdmamesh" --help)" || fail "the installed rdmamesh --help"
+grep -qE "^ +3 +2 +1" <<<"$("$prefix/bin/rdmamesh-sim" simulate --jobs 5 --nodes 3 --per-node 2)" ||
   fail "the installed rdmamesh-sim simulate"
-"$prefix/share/rdmamesh/analysis/history" --help | grep -q ingest || fail "the installed analysis/history --help"
+grep -q ingest <<<"$("$prefix/share/rdmamesh/analysis/history" --help)" || fail "the installed analysis/history --help"
 # the installed jobs' common.sh finds the installed analysis/, not a checkout's
 got=$(cd /tmp && RDMAMESH_BIN="$prefix/bin/rdmamesh" RDMAMESH_RESULTS="$prefix/results" \
   bash -c "source '$prefix/share/rdmamesh/jobs/common.sh' && echo \"\$rm_analysis\"")
 [ "$got" = "$prefix/share/rdmamesh/analysis" ] || fail "the installed common.sh finds analysis/ at '$got'"
 RDMAMESH_NODE=nodeX "$prefix/bin/rdmamesh-node-check" "$prefix/results" 24 || fail "the installed node check on no verdict"
+grep -q "reference" <<<"$("$prefix/bin/rdmamesh-recheck" --help)" || fail "the installed rdmamesh-recheck --help"
+# the site's settings file gives the jobs their defaults, the submitter's environment wins over
+# it, and a dry run says what it would launch without launching (no Slurm, no MPI job here)
+printf 'RDMAMESH_SIZES=1M\nRDMAMESH_DURATION=3\nRDMAMESH_LAUNCHER=mpirun\n' >"$prefix/site.conf"
+got=$(cd /tmp && RDMAMESH_SITE="$prefix/site.conf" RDMAMESH_DURATION=7 RDMAMESH_DRY_RUN=1 RDMAMESH_BIN="$prefix/bin/rdmamesh" \
+  RDMAMESH_RESULTS="$prefix/results" RDMAMESH_JOBS="$prefix/share/rdmamesh/jobs" \
+  bash "$prefix/share/rdmamesh/jobs/healthcheck.sbatch" 2>&1)
+rc=$?
+grep -qE "dry run on .*: would run mpirun $prefix/bin/rdmamesh .*--sizes 1M -D 7 .*nothing run, nothing drained" <<<"$got" &&
+  [ "$rc" = 0 ] || fail "the health job's dry run with a site file (exit $rc): $got"
+got=$(cd /tmp && RDMAMESH_SITE="$prefix/nope.conf" RDMAMESH_JOBS="$prefix/share/rdmamesh/jobs" \
+  bash "$prefix/share/rdmamesh/jobs/mesh.sbatch" 2>&1)
+rc=$?
+[ "$rc" = 2 ] && grep -q "no site settings file at RDMAMESH_SITE=$prefix/nope.conf" <<<"$got" ||
+  fail "a missing RDMAMESH_SITE file (exit $rc): $got"
 echo "install: $prefix, $fails problem(s)"
 [ "$fails" = 0 ]

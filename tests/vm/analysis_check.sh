@@ -26,11 +26,12 @@ cat "$tmp/slow-report.txt"
 "$check" report "$tmp/slow.h5" "$tmp/slow-report" --slow-rank 2 || fail "report slow: summary.md or report.html"
 "$check" report "$tmp/clean.h5" "$tmp/clean-report" || fail "report clean: summary.md or report.html"
 "$check" report "$tmp/lat.h5" "$tmp/lat-report" || fail "report lat: summary.md or report.html"
-# the verdict is on the console too, rank 2 first
-sed -n '/^## Verdict/,/^report:/p' "$tmp/slow-report.txt" | grep -qE '^- rank 2 \(softroce-vm, rxe0\): its sends at .* in [234] of [34] runs' ||
+# the verdict is on the console too, rank 2 first (grep reads it whole: see install_test.sh)
+verdict=$(sed -n '/^## Verdict/,/^report:/p' "$tmp/slow-report.txt")
+grep -qE '^- rank 2 \(softroce-vm, rxe0\): its sends at .* in [234] of [34] runs' <<<"$verdict" ||
   fail "report slow: the console verdict does not name rank 2"
 # --retest ran rank 2's slow sends alone beside control pairs: they stay slow
-sed -n '/^## Verdict/,/^report:/p' "$tmp/slow-report.txt" | grep -qE '^- link rank 2 \(softroce-vm, rxe0\) -> rank [013] .*: still slow alone \(its link or NIC\)' ||
+grep -qE '^- link rank 2 \(softroce-vm, rxe0\) -> rank [013] .*: still slow alone \(its link or NIC\)' <<<"$verdict" ||
   fail "report slow: no retest verdict says rank 2's sends are still slow alone"
 ls "$tmp/slow-report"/heatmap-*.png "$tmp/slow-report"/sweep-mesh.png "$tmp/lat-report/latency.png" >/dev/null ||
   fail "report: a figure is missing"

@@ -73,7 +73,7 @@ max_qps() {
     pids=$(job_pids)
     # freeze only a job that holds QPs: a rank stopped inside MPI_Init (PMIx wire-up) left a
     # 6-rank job asleep in futex waits with no QP, forever (twice, idle and loaded)
-    if [ -n "$pids" ] && rdma resource show qp 2>/dev/null | grep -q "comm rdmamesh"; then
+    if [ -n "$pids" ] && grep -q "comm rdmamesh" <<<"$(rdma resource show qp 2>/dev/null)"; then
       # shellcheck disable=SC2086
       freeze $pids || { job_state "$job"; kill -CONT $pids 2>/dev/null; continue; }
       # a rank that started after pgrep is not frozen: thaw and sample again

@@ -123,14 +123,16 @@ failed_at() {
   local console=$1 failed
   shift
   failed=$(sed -n 's/^# failed pairs: //p' "$console")
-  [ -n "$failed" ] && ! tr ' ' '\n' <<<"$failed" | grep -qvE "(^|>)($(tr ' ' '|' <<<"$*"))(-|$)"
+  [ -n "$failed" ] && ! tr ' ' '\n' <<<"$failed" | grep -vE "(^|>)($(tr ' ' '|' <<<"$*"))(-|$)" >/dev/null
 }
 
 # rank_pid R: the process id of MPI rank R of the running job
 rank_pid() {
   local p
   for p in $(pgrep -x rdmamesh); do
-    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" && echo "$p"
+    # (not a pipe into grep -q: an environment over a pipe's block, cut by grep quitting, fails
+    # the pipeline under pipefail and the rank would be missed)
+    grep -qx "OMPI_COMM_WORLD_RANK=$1" <<<"$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null)" && echo "$p"
   done
   return 0
 }
