@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Multicore scaling from an `rdmamesh --scaling` results file: how many active ranks per node fill
 the node's port. Per pattern and size: each node's bandwidth through its port (one node: within
 it) against active ranks per node, the ideal line, the parallel efficiency and the knee.

@@ -15,12 +15,28 @@
 #                      analysis/ beside this jobs/ folder, in a checkout or an install)
 #   RDMAMESH_JOBS      this jobs/ folder, where the job cannot find it from the submit directory
 #                      (an install: PREFIX/share/rdmamesh/jobs)
+#   RDMAMESH_DRY_RUN   1: print what the job would launch, on which nodes, then stop (exit 0)
+#   RDMAMESH_SITE      the site's settings file (default /etc/rdmamesh/site.conf): the knobs above
+#                      as VAR=value lines (see jobs/site.conf.example), the site's defaults; what
+#                      the submitter exports wins over them
 
 # Site setup, as examples: the modules that provide Open MPI, rdma-core, hwloc and HDF5.
 # module load openmpi/4.1 hdf5/1.10 hwloc/2.9
 # module load python/3.11   # for the report: h5py, numpy, matplotlib
 
 set -uo pipefail
+
+# the site's defaults, under whatever the submitter set: the environment is restored over them
+rm_site=${RDMAMESH_SITE:-/etc/rdmamesh/site.conf}
+if [ -f "$rm_site" ]; then
+  rm_env=$(for v in $(compgen -e | grep '^RDMAMESH_'); do declare -p "$v"; done)
+  # shellcheck source=/dev/null
+  source "$rm_site" || { echo "rdmamesh job: cannot read the site settings $rm_site (RDMAMESH_SITE)" >&2; exit 2; }
+  eval "$rm_env"
+elif [ -n "${RDMAMESH_SITE:-}" ]; then
+  echo "rdmamesh job: no site settings file at RDMAMESH_SITE=$RDMAMESH_SITE" >&2
+  exit 2
+fi
 
 # sbatch runs a copy of the script from its spool folder: find the checkout from where the job
 # was submitted (the checkout root, or its jobs/ folder)
@@ -82,6 +98,11 @@ rm_launch() {
     bind=rdmamesh
   fi
   echo "rdmamesh job $rm_job: $rm_launcher, ${SLURM_JOB_NUM_NODES:-1} node(s) x $per_node, binding by $bind, $*"
+  if [ "${RDMAMESH_DRY_RUN:-0}" = 1 ]; then
+    local nodes=${SLURM_JOB_NODELIST:-$(hostname -s)}
+    echo "rdmamesh job $rm_job: dry run on $nodes: would run $rm_launcher $rm_bin $* ${rm_extra[*]}; nothing run, nothing drained"
+    exit 0
+  fi
   if [ "$rm_launcher" = srun ]; then
     local cpu=cores
     [ "$bind" = rdmamesh ] && cpu=none

@@ -81,6 +81,33 @@ later "failed-pair job: the report opens with the failed pair" /bin/grep -qE \
 # vCPUs - once made two ranks of other nodes slower beside it: a side effect this emulation
 # has and a real cluster, with a CPU per node, does not.)
 root_tc() { nsenter --net=/proc/1/ns/net tc "$@"; }
+# recheck: node2 drained by the sick health job, its port healthy again. A node drained for
+# another reason is never rechecked (a dry run says so, and that three nodes are needed); then
+# jobs/rdmamesh-recheck puts node2 back in service once the check passes on it, and the node
+# check, reading that latest verdict, passes it too
+recheck() {
+  local out rc
+  echo "== recheck: node3 drained by hand, jobs/rdmamesh-recheck -n; node3 resumed, jobs/rdmamesh-recheck"
+  scontrol update NodeName=node3 State=DRAIN Reason="DIMM B2 errors"
+  out=$(RDMAMESH_RESULTS=$tmp/results jobs/rdmamesh-recheck -n 2>&1)
+  echo "$out" | sed 's/^/    /'
+  grep -q "^rdmamesh-recheck: node3 left drained: its reason is not rdmamesh's (DIMM B2 errors)$" <<<"$out" ||
+    fail "recheck: a node drained for another reason not left alone"
+  grep -q "^rdmamesh-recheck: node2: drained by rdmamesh (rdmamesh: " <<<"$out" ||
+    fail "recheck: node2 not found drained by rdmamesh"
+  grep -q "the check needs 3 nodes at least" <<<"$out" || fail "recheck: one reference node for one drained node not refused"
+  scontrol update NodeName=node3 State=RESUME
+  RDMAMESH_RESULTS=$tmp/results RDMAMESH_RECHECK_WAIT=600 RDMAMESH_PER_NODE=2 RDMAMESH_SIZES=4K RDMAMESH_DURATION=2 \
+    RDMAMESH_ARGS="-Q 1 --warmup 0.3" jobs/rdmamesh-recheck >"$tmp/recheck.txt" 2>&1
+  rc=$?
+  sed 's/^/    /' "$tmp/recheck.txt"
+  [ "$rc" = 0 ] || fail "recheck: exit $rc, expected 0 (node2 back in service)"
+  grep -q "^rdmamesh-recheck: node2 passed its recheck (job [0-9]*): back in service$" "$tmp/recheck.txt" ||
+    fail "recheck: node2 did not pass"
+  [ -z "$(drained)" ] || fail "recheck: drained '$(drained)' after it, expected none"
+  scontrol show reservation 2>&1 | grep -q "ReservationName=rdmamesh-recheck" && fail "recheck: its reservation left behind"
+  RDMAMESH_NODE=node2 jobs/rdmamesh-node-check "$tmp/results" 24 || fail "recheck: the node check still fails node2"
+}
 health() { RDMAMESH_PER_NODE=2 RDMAMESH_SIZES=4K RDMAMESH_DURATION=2 RDMAMESH_ARGS="-Q 1 --warmup 0.3" submit "$1" -N 3 jobs/healthcheck.sbatch; }
 drained() { sinfo -h -N -o "%N %T" | awk '$2 ~ /drain/ { print $1 }' | sort -u | tr '\n' ' '; }
 # first, an allocation too small to judge (2 nodes, one rank each: two pairs, no noise to measure them
@@ -128,6 +155,7 @@ if [ "$kbit" -gt 0 ] && root_tc qdisc add dev roce2 root tbf rate "${kbit}kbit" 
     fail "sick health job: $slow of node2's $(grep -c . <<<"$sick") retested sends still slow alone, expected most and two at least"
   later "sick health job: its verdict names node2" "$here/check_verdict.py" "$tmp/results/rdmamesh-$job.h5" \
     "$tmp/results/rdmamesh-$job.verdict.json" --node node2
+  recheck
   # every drained node back, whatever this case found: the cancel job below needs all three
   for n in $(drained); do scontrol update NodeName="$n" State=RESUME; done
 else
