@@ -34,6 +34,9 @@ CREATE TABLE IF NOT EXISTS class_bw (key TEXT, run INTEGER, label TEXT, class TE
 
 def job_key(res):
     a = res.attrs
+    if a.get("job_id"):  # the job's own key, also in its verdict JSON
+        return text(a["job_id"])
+    # files written before rdmamesh kept a job_id: what identifies the job
     hosts = ",".join(text(h) for h in res.ranks.get("hostname", []))
     ident = "\n".join([text(a.get("created", "")), text(a.get("command_line", "")), hosts])
     return hashlib.sha1(ident.encode()).hexdigest()[:16]

@@ -103,6 +103,7 @@ int run_job(const mpi::world& w, const options& o, setup& s) {
     book.set_verdict(s.verdict_path,
                      {.results = o.output,
                       .command_line = s.command_line,
+                      .job_id = s.job_id,
                       .ended = "",
                       .complete = false,
                       .expect_bps = s.expect_floor_bps,

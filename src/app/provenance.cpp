@@ -4,7 +4,9 @@
 
 #include <sys/utsname.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -28,6 +30,12 @@ std::vector<std::pair<std::string, std::string>> provenance() {
     if (const char* v = std::getenv(name)) out.emplace_back(name, v);
   }
   return out;
+}
+
+std::string new_job_id() {
+  std::random_device rd;  // the kernel's entropy: two jobs started the same second differ
+  const std::uint64_t id = (std::uint64_t{rd()} << 32) | rd();
+  return fmt::format("{:016x}", id);
 }
 
 }  // namespace rdmamesh::app

@@ -156,10 +156,11 @@ std::string verdict_path(const options& o) {
 int open_output(const mpi::world& w, const options& o, int argc, char** argv, setup& s) {
   return step(w, [&] {
     if (s.me != 0) return;
+    s.job_id = new_job_id();
     s.verdict_path = verdict_path(o);
     if (!s.verdict_path.empty()) io::check_output_path(s.verdict_path, o.force, "--verdict");
     if (o.output.empty()) return;
-    s.file = std::make_unique<io::results_file>(o.output, o.force, s.n, join_command_line(argc, argv));
+    s.file = std::make_unique<io::results_file>(o.output, o.force, s.n, join_command_line(argc, argv), s.job_id);
     auto config = describe(o);
     if (s.injected) config.emplace_back("RDMAMESH_FAULT", std::getenv("RDMAMESH_FAULT"));
     s.file->write_config(config);

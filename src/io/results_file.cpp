@@ -109,7 +109,8 @@ void check_output_path(const std::string& path, bool force, std::string_view fla
   }
 }
 
-results_file::results_file(const std::string& path, bool force, std::uint32_t n_ranks, const std::string& command_line)
+results_file::results_file(const std::string& path, bool force, std::uint32_t n_ranks, const std::string& command_line,
+                           const std::string& job_id)
     : path_(path), n_ranks_(n_ranks) {
   check_output_path(path, force);
   h5::quiet_errors();
@@ -123,6 +124,7 @@ results_file::results_file(const std::string& path, bool force, std::uint32_t n_
   h5::set_attr(root, "tool_version", std::string(tool_version));
   h5::set_attr(root, "command_line", command_line);
   h5::set_attr(root, "created", iso_now());
+  if (!job_id.empty()) h5::set_attr(root, "job_id", job_id);
   h5::set_attr(root, "n_ranks", static_cast<std::int64_t>(n_ranks));
   h5::set_attr(root, "complete", std::int64_t{0});
   h5::set_attr(root, "status", std::string("running"));

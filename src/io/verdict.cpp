@@ -217,6 +217,7 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
            {"ended", ctx.ended},
            {"results", ctx.results},
            {"command_line", ctx.command_line},
+           {"job_id", ctx.job_id},
            {"runs", {{"bandwidth", v.runs}, {"judged", v.runs_judged}}},
            {"causes", causes},
            {"drain", drain_list}};

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "rdmamesh/app/provenance.hpp"
 #include "rdmamesh/io/report.hpp"
 #include "rdmamesh/io/verdict.hpp"
 #include "rdmamesh/stats/outliers.hpp"
@@ -252,7 +253,8 @@ TEST_CASE("a NIC counted by the verdict: named by device and rail, its node drai
   CHECK(v.causes[0].kind == stats::outlier_kind::nic);
   CHECK(v.causes[0].counted);
   CHECK_FALSE(v.causes[1].counted);  // the link into the NIC's rank is the NIC's
-  const io::verdict_context ctx;
+  io::verdict_context ctx;
+  ctx.job_id = app::new_job_id();
   const auto lines = io::verdict_lines(v, ranks, ctx);
   CHECK(has(lines.at(1), "#   NIC mlx5_1 (rail 1) of b (rank 3): its sends at 50 % of the median in 2 of 2 runs"));
   const auto d = io::drains(v, ranks, 0);
@@ -265,6 +267,11 @@ TEST_CASE("a NIC counted by the verdict: named by device and rail, its node drai
   CHECK(has(json, "\"devices\": [\n        \"mlx5_1\"\n      ]"));
   CHECK(has(json, "\"nodes_tested\": [\n    \"a\",\n    \"b\"\n  ]"));  // every node, named or not
   CHECK(has(json, "\"written\": \"20"));
+  // the job's key, as analysis/history files it: 16 hex digits, fresh for every job
+  CHECK(ctx.job_id.size() == 16);
+  CHECK(ctx.job_id.find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(has(json, fmt::format("\"job_id\": \"{}\"", ctx.job_id)));
+  CHECK(app::new_job_id() != ctx.job_id);
 }
 
 TEST_CASE("a job none of whose bandwidth runs could be judged is unjudged, never healthy; one judged run is enough") {

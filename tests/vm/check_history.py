@@ -114,16 +114,26 @@ def main():
     files = sorted(glob.glob(os.path.join(tests, "vm-*", "**", "*.h5"), recursive=True))
     # what each job's own verdict (its file's /verdict) counted, per node: the oracle (a node, rank
     # or NIC cause drains its node)
-    want, jobs_with_verdict = {}, 0
+    want, jobs_with_verdict, ids = {}, 0, set()
     for f in files:
         try:
             with h5py.File(f, "r") as h:
                 doc = json.loads(h["verdict"][0]) if "verdict" in h else None
+                job_id = h.attrs.get("job_id")
         except OSError:
             continue
         if doc is None:
             continue
         jobs_with_verdict += 1
+        # the job's key: drawn at start, in the file, its /verdict and its verdict file alike
+        job_id = job_id.decode() if isinstance(job_id, bytes) else str(job_id)
+        check(re.fullmatch(r"[0-9a-f]{16}", job_id) is not None, f"{f}: job_id {job_id!r}")
+        check(doc.get("job_id") == job_id, f"{f}: /verdict's job_id {doc.get('job_id')!r}, the file's {job_id!r}")
+        vf = f[:-3] + ".verdict.json"
+        if os.path.exists(vf):
+            got = json.load(open(vf)).get("job_id")
+            check(got == job_id, f"{vf}: job_id {got!r}, its results file's {job_id!r}")
+        ids.add(job_id)
         named = {n for c in doc.get("causes", []) if c.get("counted") and c.get("kind") in ("node", "rank", "nic")
                  for n in c.get("nodes", [])}
         for n in named:  # jobs that counted it, not causes: two ranks of one node are one job's word
@@ -138,6 +148,8 @@ def main():
             check(out.returncode == 0, f"ingest exited {out.returncode}: {out.stderr[-300:]}")
         jobs = sqlite3.connect(db).execute("SELECT COUNT(*) FROM job").fetchone()[0]
         check(jobs == jobs_with_verdict, f"{jobs} job(s) in the database, {jobs_with_verdict} files with a verdict")
+        keys = {r[0] for r in sqlite3.connect(db).execute("SELECT key FROM job")}
+        check(keys == ids, f"the database's keys are not the jobs' job_id: {sorted(keys ^ ids)[:4]}")
         shown = subprocess.run([HISTORY, "show", db, "--last", "100000"], capture_output=True, text=True).stdout
         print("\n".join(shown.splitlines()[:12]))
         counted = {}

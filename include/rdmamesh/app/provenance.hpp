@@ -11,4 +11,8 @@ namespace rdmamesh::app {
 // Rank 0's view; `n_nodes` comes from the job's node map.
 std::vector<std::pair<std::string, std::string>> provenance();
 
+// A fresh key for this job (16 hex digits, 64 random bits): the results file and the verdict
+// carry it, and analysis/history files the job under it, however often it is ingested.
+std::string new_job_id();
+
 }  // namespace rdmamesh::app

@@ -51,6 +51,7 @@ struct setup {
   std::string expect_how;                    // how, for the verdict
   std::string command_line;
   std::string verdict_path;  // rank 0: where the job's verdict goes ("": nowhere)
+  std::string job_id;        // rank 0: the job's key (new_job_id), in the file and the verdict
 };
 
 // Collective. Fills `s` and, on rank 0, prints the header; returns exit_ok, or the agreed exit

@@ -30,7 +30,8 @@ void check_output_path(const std::string& path, bool force, std::string_view fla
 
 class results_file {
  public:
-  results_file(const std::string& path, bool force, std::uint32_t n_ranks, const std::string& command_line);
+  results_file(const std::string& path, bool force, std::uint32_t n_ranks, const std::string& command_line,
+               const std::string& job_id = "");
   ~results_file();
   results_file(const results_file&) = delete;
   results_file& operator=(const results_file&) = delete;

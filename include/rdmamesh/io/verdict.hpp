@@ -16,6 +16,7 @@ namespace rdmamesh::io {
 struct verdict_context {
   std::string results;  // the HDF5 file ("" without -o)
   std::string command_line;
+  std::string job_id;                // the job's key: the results file's root attribute, analysis/history's key
   std::string ended;                 // the file's status: "ok", "finished with failures", "incomplete: ..."
   bool complete = false;             // every planned run was measured
   double expect_bps = 0;             // --expect, resolved (0: none)
