@@ -63,9 +63,9 @@ def write(res, outdir):
     when = epoch(v.get("written") or text(res.attrs.get("finished", "")))
     named = {}  # node -> [(kind, device, reason)]
     for c in v.get("causes", []):
-        if c.get("counted") and c.get("kind") in ("node", "rank", "nic"):
+        if c.get("counted") and c.get("kind") in ("node", "rank", "nic", "config"):
             for n in c.get("nodes", []):
-                dev = (c.get("devices") or [""])[0] if c.get("kind") == "nic" else ""
+                dev = (c.get("devices") or [""])[0] if c.get("kind") in ("nic", "config") else ""
                 named.setdefault(n, []).append((c["kind"], dev, c.get("text", "")))
     ratios = nic_ratios(res)
     nodes = sorted({text(h) for h in res.ranks.get("hostname", [])})

@@ -90,8 +90,8 @@ def ingest_file(db, path):
             recv = c.get("recv_pct") or [None]
             devs = c.get("devices") or [""]
             for node in c.get("nodes") or [""]:
-                # a NIC cause names its device; a node or rank cause is the node's, whatever it drives
-                dev = devs[0] if c.get("kind") == "nic" else ""
+                # a NIC (or NIC setting) cause names its device; a node or rank cause is the node's
+                dev = devs[0] if c.get("kind") in ("nic", "config") else ""
                 db.execute("INSERT INTO cause VALUES (?,?,?,?,?,?,?,?,?)",
                            (key, c.get("kind"), c.get("basis"), int(bool(c.get("counted"))), node, dev,
                             c.get("text", ""), send[0], recv[0]))
@@ -129,9 +129,10 @@ def parts(db, last):
         if key in order:
             marks.setdefault((node, ""), {})[order[key]] = False
             marks.setdefault((node, dev), {})[order[key]] = False
-    # what drains a node: a node, rank or NIC cause (a link or failed pair is either end's, an uplink a switch's)
+    # what drains a node: a node, rank, NIC or NIC setting cause (a link or failed pair is either end's,
+    # an uplink a switch's)
     for key, node, dev in db.execute("SELECT key, node, device FROM cause WHERE counted = 1 AND node != '' "
-                                     "AND kind IN ('node', 'rank', 'nic')"):
+                                     "AND kind IN ('node', 'rank', 'nic', 'config')"):
         if key in order:
             marks.setdefault((node, dev), {})[order[key]] = True
             if dev:  # a NIC counted is its node named too

@@ -68,7 +68,7 @@ def fabric_marks(res):
                 continue
             if c["kind"] == "uplink":
                 marks["uplinks"] |= {sw for sw, _ in res.uplinks() if res.uplink_name(sw) in c.get("uplink", "")}
-            elif c["kind"] in ("node", "rank", "nic"):
+            elif c["kind"] in ("node", "rank", "nic", "config"):
                 marks["nodes"] |= {h.split(".")[0] for h in c.get("nodes", [])}
         return marks
     for r in res.bw_runs():

@@ -103,6 +103,7 @@ void ledger::set_verdict(std::string path, io::verdict_context ctx, std::vector<
   verdict_path_ = std::move(path);
   verdict_ctx_ = std::move(ctx);
   ranks_ = std::move(ranks);
+  config_ = stats::compare_nics(ranks_);
   uplinks_ = std::move(uplinks);
   nics_ = std::move(nics);
 }
@@ -124,7 +125,9 @@ stats::job_verdict ledger::judge() const {
         run.alone.insert(run.alone.end(), t.retest.begin(), t.retest.end());
     }
   }
-  return stats::fold(runs, node_of_, uplinks_, nics_);
+  stats::job_verdict v = stats::fold(runs, node_of_, uplinks_, nics_);
+  stats::add_config(v, config_);
+  return v;
 }
 
 void ledger::write_verdict(const stats::job_verdict& v, bool complete, const std::string& status) {

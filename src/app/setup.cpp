@@ -21,7 +21,9 @@
 #include "rdmamesh/fabric/select.hpp"
 #include "rdmamesh/fabric/topology.hpp"
 #include "rdmamesh/io/report.hpp"
+#include "rdmamesh/io/verdict.hpp"
 #include "rdmamesh/plan/schedule.hpp"
+#include "rdmamesh/stats/config.hpp"
 #include "rdmamesh/stats/setup.hpp"
 #include "rdmamesh/util/error.hpp"
 #include "rdmamesh/util/units.hpp"
@@ -265,6 +267,10 @@ int connect_fabric(const mpi::world& w, const options& o, setup& s, const placed
           step(w, [&] { plan::check_rail_groups(plan::rail_groups(everyone, s.rail_of, o.rails), o.rails); });
       code != exit_ok)
     return code;
+  if (o.preflight) {  // the records hold every setting compared: nothing is connected
+    took[4] = since(t0);
+    return exit_ok;
+  }
   if (o.connect == connect_kind::round) {
     std::vector<std::string> route_of;
     for (const auto& r : s.ranks) route_of.push_back(fabric::address_of(r));
@@ -321,6 +327,12 @@ void print_header(const mpi::world& w, const options& o, setup& s, stats::setup_
   if (s.injected) {
     header += fmt::format("# fault injected (test only): RDMAMESH_FAULT={}\n", std::getenv("RDMAMESH_FAULT"));
   }
+  // the NICs' settings, compared before any traffic: what differs is a cause already
+  const auto config = stats::compare_nics(s.ranks);
+  for (const auto& f : config) header += "# " + io::config_sentence(f) + "\n";
+  if (o.preflight && config.empty()) {
+    header += fmt::format("# config: the job's NICs agree (link layer, MTU, rate, PCIe link, firmware)\n");
+  }
   // the switches: how many, and the job's nodes under none of them (judged as nodes only)
   std::vector<std::string> nodes, missing;
   std::vector<std::int32_t> node_leaf;
@@ -361,7 +373,7 @@ int prepare(const mpi::world& w, const options& o, int argc, char** argv, setup&
   std::optional<placed> at;
   code = open_fabric(w, o, s, at, took);
   if (code == exit_ok) code = connect_fabric(w, o, s, *at, took);
-  if (code == exit_ok) code = start_engine(w, o, s, took);
+  if (code == exit_ok && !o.preflight) code = start_engine(w, o, s, took);
   if (code != exit_ok) {
     // nothing measured yet: leave no empty file behind to block the corrected rerun
     if (s.file) {

@@ -120,6 +120,7 @@ std::vector<std::pair<std::string, std::string>> describe(const options& o) {
       {"verify", o.verify ? "yes" : "no"},
       {"quiet", o.quiet ? "yes" : "no"},
       {"retest", o.retest ? "yes" : "no"},
+      {"preflight", o.preflight ? "yes" : "no"},
       {"timeout", num(o.timeout_s)},
       {"slow", num(o.slow_pct)},
       {"expect", o.expect_pct > 0   ? fmt::format("{:g}%", o.expect_pct)
@@ -228,6 +229,9 @@ void validate(const options& o) {
     throw usage_error("-b/--bidirectional applies to --pattern pairs (mesh runs every direction at once already)");
   }
   if (o.target >= 0 && !incast) throw usage_error("--target applies to --pattern incast");
+  if (o.preflight && o.mode == mode_kind::lat) {
+    throw usage_error("--preflight is a check of its own: leave out --mode lat (it runs no traffic)");
+  }
   if (o.retest && o.mode == mode_kind::lat) {
     throw usage_error("--retest applies to --mode bw (it re-runs slow pairs of a mesh or shift run)");
   }
@@ -370,6 +374,10 @@ void add_output_flags(CLI::App& app, options& o, flag_text& t) {
                  "a switch's uplink is then named where it explains the slow pairs better than nodes do (default in "
                  "a Slurm job: scontrol show topology, where Slurm has one)")
       ->option_text("FILE");
+  app.add_flag("--preflight", o.preflight,
+               "Compare every NIC of the job (link layer, MTU, rate, PCIe link, firmware) and each NIC's PCIe links "
+               "to the root port, print and record what differs from most NICs or trained below both its ends, and "
+               "stop before any traffic: exit 0 when nothing does, 5 when something does (the verdict drains it)");
   app.add_flag("--quiet", o.quiet, "No progress lines on stderr (one per run when a job has several)");
   app.add_flag("--retest", o.retest,
                "After a mesh or shift run with slow pairs, run each alone (with healthy control pairs), and every "

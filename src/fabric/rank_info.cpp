@@ -47,6 +47,8 @@ rank_info make_rank_info(std::string_view host, const port_choice* port, const p
     r.ethernet = port->ethernet ? 1 : 0;
     put(r.fw_ver, port->fw_ver);
     put(r.board_id, port->board_id);
+    put(r.pcie, port->pcie);
+    put(r.pcie_down, port->pcie_down);
     r.node_guid = port->node_guid;
     r.line_rate_bps = port->line_rate_bps;
   }

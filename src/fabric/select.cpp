@@ -4,10 +4,12 @@
 #include <endian.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "rdmamesh/fabric/pcie.hpp"
 #include "rdmamesh/util/error.hpp"
 
 namespace rdmamesh::fabric {
@@ -61,6 +63,9 @@ std::vector<device_desc> discover(const std::vector<std::string>& only) {
     d.fw_ver = ctx.device_attr().fw_ver;
     d.node_guid = be64toh(ctx.device_attr().node_guid);
     d.board_id = ctx.board_id();
+    const auto path = read_pcie_path(std::filesystem::path("/sys/class/infiniband") / name / "device");
+    if (!path.empty()) d.pcie = link_text(path.front());
+    d.pcie_down = trained_down(path);
     for (int port = 1; port <= ctx.device_attr().phys_port_cnt; ++port) {
       const ibv_port_attr pa = ctx.port_attr(port);
       port_desc p;
@@ -272,6 +277,8 @@ port_choice choose_port(const std::vector<device_desc>& devices, const options& 
   c.fw_ver = dev->fw_ver;
   c.node_guid = dev->node_guid;
   c.board_id = dev->board_id;
+  c.pcie = dev->pcie;
+  c.pcie_down = dev->pcie_down;
   c.line_rate_bps = line_rate_bps(port->active_speed, port->active_width);
   choose_gid(*port, o, c);
   return c;

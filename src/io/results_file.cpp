@@ -169,6 +169,8 @@ void write_rank_columns(hid_t g, std::span<const fabric::rank_info> ranks) {
   });
   text("fw_ver", &rank_info::fw_ver);
   text("board_id", &rank_info::board_id);
+  text("pcie", &rank_info::pcie);
+  text("pcie_down", &rank_info::pcie_down);
   // ibstat's spelling: four groups of four hex digits
   write_column(g, "node_guid", ranks, [](const rank_info& r) {
     const std::uint64_t guid = r.node_guid;

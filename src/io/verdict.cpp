@@ -116,20 +116,26 @@ std::string cause_sentence(const stats::folded_cause& c, const stats::job_verdic
 std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<const fabric::rank_info> ranks,
                                        const verdict_context& ctx) {
   std::vector<std::string> out;
-  std::size_t counted = 0;
+  std::size_t counted = v.config.size();
   for (const auto& c : v.causes) counted += c.counted;
   if (v.status == stats::health::unjudged) {
     out.push_back(fmt::format(
         "# verdict: unjudged: none of the {} bandwidth run(s) could be judged (too few pairs, messages or seconds: "
         "each run's '# not judged' line says which); more ranks, a longer -D or larger messages give a verdict",
         v.runs));
+  } else if (v.status == stats::health::healthy && v.runs == 0) {
+    out.push_back("# verdict: healthy (no bandwidth run; the NICs' settings agree)");
   } else if (v.status == stats::health::healthy) {
     out.push_back(fmt::format("# verdict: healthy ({} of {} bandwidth run(s) judged; no cause beyond their noise)",
                               v.runs_judged, v.runs));
+  } else if (v.runs == 0) {  // --preflight: the NICs' settings were the whole check
+    out.push_back(fmt::format("# verdict: {} ({} cause(s) in the NICs' settings; no bandwidth run)",
+                              to_string(v.status), counted));
   } else {
-    out.push_back(fmt::format("# verdict: {} ({} cause(s) over {} judged bandwidth run(s))", to_string(v.status),
-                              counted, v.runs_judged));
+    out.push_back(fmt::format("# verdict: {} ({} cause(s) over {} judged bandwidth run(s){})", to_string(v.status),
+                              counted, v.runs_judged, v.config.empty() ? "" : " and the NICs' settings"));
   }
+  for (const auto& f : v.config) out.push_back(fmt::format("#   {}", config_sentence(f)));
   for (const auto& c : v.causes) {
     out.push_back(fmt::format("#   {}{}",
                               c.counted    ? ""
@@ -142,8 +148,16 @@ std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<co
   return out;
 }
 
+std::string config_sentence(const stats::config_finding& f) {
+  return fmt::format("config: NIC {} of {}: {}", f.device, f.host, f.what);
+}
+
 std::vector<drain> drains(const stats::job_verdict& v, std::span<const fabric::rank_info> ranks, double expect_bps) {
   std::vector<drain> out;
+  for (const auto& f : v.config) {  // a node is drained once, for the first thing found on it
+    if (std::ranges::any_of(out, [&](const drain& d) { return d.node == f.host; })) continue;
+    out.push_back({f.host, fmt::format("rdmamesh: {}", config_sentence(f))});
+  }
   for (const auto& c : v.causes) {
     // a NIC's node is drained: Slurm drains nodes, and the reason names the NIC to replace
     if (!c.counted || (c.kind != stats::outlier_kind::node && c.kind != stats::outlier_kind::rank &&
@@ -201,6 +215,28 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
     j["recv_pct"] = pct(c.recv_lo, c.recv_hi);
     causes.push_back(std::move(j));
   }
+  // the NICs' settings first: counted causes come first, and these need no run
+  json settings = json::array();
+  for (const auto& f : v.config) {
+    settings.push_back({{"kind", "config"},
+                        {"basis", "config"},
+                        {"counted", true},
+                        {"cleared", false},
+                        {"narrowed", false},
+                        {"within", false},
+                        {"text", config_sentence(f)},
+                        {"runs", json::array()},
+                        {"run_labels", json::array()},
+                        {"pairs", 0},
+                        {"fine", 0},
+                        {"ranks", json::array({f.rank})},
+                        {"nodes", json::array({f.host})},
+                        {"devices", json::array({f.device})},
+                        {"send_pct", nullptr},
+                        {"recv_pct", nullptr}});
+  }
+  settings.insert(settings.end(), causes.begin(), causes.end());
+  causes = std::move(settings);
   json drain_list = json::array();
   for (const auto& d : drains(v, ranks, ctx.expect_bps)) drain_list.push_back({{"node", d.node}, {"reason", d.reason}});
   // every node the job tested, named or not: a node's latest word is the newest verdict that lists it

@@ -483,4 +483,10 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
   return v;
 }
 
+void add_config(job_verdict& v, std::vector<config_finding> findings) {
+  if (findings.empty()) return;
+  v.config = std::move(findings);
+  if (v.status != health::failed) v.status = health::degraded;
+}
+
 }  // namespace rdmamesh::stats

@@ -134,7 +134,7 @@ def main():
             got = json.load(open(vf)).get("job_id")
             check(got == job_id, f"{vf}: job_id {got!r}, its results file's {job_id!r}")
         ids.add(job_id)
-        named = {n for c in doc.get("causes", []) if c.get("counted") and c.get("kind") in ("node", "rank", "nic")
+        named = {n for c in doc.get("causes", []) if c.get("counted") and c.get("kind") in ("node", "rank", "nic", "config")
                  for n in c.get("nodes", [])}
         for n in named:  # jobs that counted it, not causes: two ranks of one node are one job's word
             want[n] = want.get(n, 0) + 1

@@ -47,6 +47,39 @@ run pairs-shift "--map cyclic" "--op write --patterns pairs,shift --sizes 4096,6
 run lat "--map cyclic" "--op write --mode lat --patterns pairs --sizes 64 --iters 100 --verify" -- "${cyclic[@]}" -- \
   --mode lat --op write --pattern pairs -s 64 -n 100 --verify
 
+# --preflight: the NICs' settings compared before any traffic, nothing connected. Agreeing: exit
+# 0. node3's port MTU raised by the kernel (rxe then offers 4096 where the others offer 1024):
+# node3's NIC named with both figures, exit 5, and its verdict drains node3 for it
+root_ip() { nsenter --net=/proc/1/ns/net ip "$@"; }
+preflight() {
+  local name=$1 want=$2 rc
+  echo "== $name: mpirun --host node1:1,node2:1,node3:1 rdmamesh --preflight"
+  mpirun --host node1:1,node2:1,node3:1 "$bin" --preflight -o "$tmp/$name.h5" >"$tmp/$name.txt" 2>&1
+  rc=$?
+  grep -E "^# (config|verdict|setup)|^#   |rdmamesh: error" "$tmp/$name.txt" | sed 's/^/    /'
+  [ "$rc" = "$want" ] || { cat "$tmp/$name.txt"; fail "$name: exit $rc, expected $want"; }
+}
+preflight preflight-ok 0
+grep -q "^# config: the job's NICs agree (link layer, MTU, rate, PCIe link, firmware)$" "$tmp/preflight-ok.txt" ||
+  fail "preflight-ok: no line saying the NICs agree"
+grep -q "^# verdict: healthy (no bandwidth run; the NICs' settings agree)$" "$tmp/preflight-ok.txt" ||
+  fail "preflight-ok: the verdict is not healthy"
+grep -q "connect 0/0" "$tmp/preflight-ok.txt" || fail "preflight-ok: QPs were connected"
+root_ip link set roce3 mtu 9000
+preflight preflight-mtu 5
+root_ip link set roce3 mtu 1500
+grep -q "^# config: NIC rxe_node3 of node3: MTU 4096, where 2 of 3 NICs have 1024$" "$tmp/preflight-mtu.txt" ||
+  fail "preflight-mtu: node3's NIC not named by its MTU"
+/usr/bin/python3 - "$tmp/preflight-mtu.verdict.json" <<'PY' || fail "preflight-mtu: the verdict file"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+counted = [(c["kind"], c["nodes"]) for c in doc["causes"] if c["counted"]]
+assert doc["status"] == "degraded", doc["status"]
+assert counted == [("config", ["node3"])], counted
+assert [d["node"] for d in doc["drain"]] == ["node3"], doc["drain"]
+assert doc["drain"][0]["reason"].startswith("rdmamesh: config: NIC rxe_node3 of node3: MTU 4096"), doc["drain"]
+PY
+
 # the report says 6 ranks on 3 nodes, and its heatmap draws its node lines where /ranks/node changes
 later "report: heatmap node lines" "$here/check_cluster.py" "$tmp/mesh.h5" --nodes 3 --per-node 2 --map block --report
 finish

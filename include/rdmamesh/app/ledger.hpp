@@ -64,8 +64,9 @@ class ledger {
   bool abandoned_ = false;
   std::string verdict_path_;
   io::verdict_context verdict_ctx_;
-  std::vector<stats::switch_group> uplinks_;  // --topology: the verdict forgets the pairs a counted uplink explains
-  std::vector<stats::nic_group> nics_;        // -d all or a list: a node's NICs, each judged on its own
+  std::vector<stats::switch_group> uplinks_;   // --topology: the verdict forgets the pairs a counted uplink explains
+  std::vector<stats::nic_group> nics_;         // -d all or a list: a node's NICs, each judged on its own
+  std::vector<stats::config_finding> config_;  // NICs set up unlike the others: counted causes
   std::vector<fabric::rank_info> ranks_;
   stats::health health_ = stats::health::healthy;
 };

@@ -62,6 +62,7 @@ struct options {
   bool force = false;                  // overwrite output
   bool verify = false;                 // check every payload
   bool quiet = false;                  // no progress lines on stderr
+  bool preflight = false;              // compare the NICs' settings, then stop before any traffic
   bool retest = false;                 // slow pairs of a mesh or shift run go again alone, with control pairs
   double timeout_s = 30.0;             // silence after which a peer is named dead or hung
   double slow_pct = 90.0;              // below this % of its cohort's median (and the noise): slow

@@ -26,6 +26,8 @@ struct rank_info {
   std::array<std::uint64_t, cpu_mask_bits / 64> cpu_mask{};  // the same, for overlap tests
   std::array<char, 48> fw_ver{};
   std::array<char, 32> board_id{};
+  std::array<char, 24> pcie{};        // the NIC's PCIe link, "16 GT/s x16"
+  std::array<char, 112> pcie_down{};  // a link trained below both its ends ("": none)
   std::uint64_t node_guid = 0;
   double line_rate_bps = 0;  // nominal; 0: unknown
   std::int32_t port = 0;

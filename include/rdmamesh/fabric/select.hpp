@@ -29,6 +29,8 @@ struct device_desc {
   std::string fw_ver;
   std::uint64_t node_guid = 0;  // host byte order
   std::string board_id;
+  std::string pcie;       // the NIC's own PCIe link, "16 GT/s x16" ("": none, e.g. SoftRoCE)
+  std::string pcie_down;  // a link on its way to the root port trained below both ends (pcie.hpp)
 };
 
 struct port_choice {
@@ -43,7 +45,8 @@ struct port_choice {
   std::string fw_ver;
   std::uint64_t node_guid = 0;
   std::string board_id;
-  double line_rate_bps = 0;  // nominal, from the active speed and width; 0: unknown
+  std::string pcie, pcie_down;  // device_desc's
+  double line_rate_bps = 0;     // nominal, from the active speed and width; 0: unknown
 };
 
 // The port's nominal rate as ibstat prints it (EDR 4x = 100 Gb/s), from ibv_port_attr's

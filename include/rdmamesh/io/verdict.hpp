@@ -40,6 +40,9 @@ struct drain {
 // The nodes the counted causes point at: a node, or the node of a rank; not links, failed
 // pairs (either end may be at fault), a switch's uplink (no node of it is at fault) or the
 // fabric as a whole.
+// "config: NIC mlx5_2 of node7: PCIe 16 GT/s x8, where 15 of 16 NICs have 16 GT/s x16"
+std::string config_sentence(const stats::config_finding& f);
+
 std::vector<drain> drains(const stats::job_verdict& v, std::span<const fabric::rank_info> ranks, double expect_bps);
 
 // The JSON document, pretty-printed.

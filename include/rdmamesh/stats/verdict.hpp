@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "rdmamesh/stats/config.hpp"
 #include "rdmamesh/stats/outliers.hpp"
 #include "rdmamesh/stats/retest.hpp"
 
@@ -51,10 +52,15 @@ struct folded_cause {
 
 struct job_verdict {
   health status = health::healthy;
-  std::uint32_t runs = 0;            // bandwidth runs
-  std::uint32_t runs_judged = 0;     // of those, judged
-  std::vector<folded_cause> causes;  // counted first (failed, fabric, node, rank, link), then by runs
+  std::uint32_t runs = 0;              // bandwidth runs
+  std::uint32_t runs_judged = 0;       // of those, judged
+  std::vector<folded_cause> causes;    // counted first (failed, fabric, node, rank, link), then by runs
+  std::vector<config_finding> config;  // NICs set up unlike the others (compare_nics): each counts
 };
+
+// The NICs' configuration joins the runs' verdict: each finding a counted cause, the job
+// degraded by it whatever the runs said (a config fault needs no traffic to be judged).
+void add_config(job_verdict& v, std::vector<config_finding> findings);
 
 // `node_of`: each rank's node (empty: unknown), to tell a rank's or node's fault from the pairs
 // it shares with one slow peer node. `uplinks` (--topology): the pairs through a counted uplink,
