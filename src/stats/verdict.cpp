@@ -359,7 +359,17 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
   std::vector<folded_cause> narrowed;
   for (auto& [k, c] : by) {
     if (!c.counted || c.kind != outlier_kind::node || c.basis != outlier_basis::noise) continue;
-    const bool sends = !std::isnan(c.send_lo), receives = !std::isnan(c.recv_lo);
+    std::vector<std::int32_t> on_node;
+    for (const auto& g : nics)
+      for (std::size_t i = 0; g.node == c.node && i < g.members.size(); ++i)
+        if (g.members[i]) on_node.push_back(static_cast<std::int32_t>(i));
+    // a named side the retest found fine on every rank of the node says nothing of which NIC:
+    // the node's receives named beside its shaped sends are acknowledgements queued behind them
+    const auto evidence = [&](bool named, bool send) {
+      return named && !std::ranges::all_of(on_node, [&](std::int32_t r) { return cleared_side(r, send); });
+    };
+    const bool sends = evidence(!std::isnan(c.send_lo), true), receives = evidence(!std::isnan(c.recv_lo), false);
+    if (!sends && !receives) continue;
     const auto both = [&](auto&& side_ok) {
       return [&, side_ok](std::int32_t r) { return (!sends || side_ok(r, true)) && (!receives || side_ok(r, false)); };
     };

@@ -439,6 +439,42 @@ TEST_CASE("a node the runs named is narrowed to its NIC when the retest finds th
   CHECK(find(v, outlier_kind::nic) == nullptr);
 }
 
+TEST_CASE("a node named both ways is narrowed to the NIC whose sends stay slow alone when its receives are fine") {
+  // vm.rails' health job, CI 2026-11-27: node 1's rail-1 NIC shaped; the run named the node's
+  // sends at 33 % and its receives at 49 %; alone, rank 3's sends stayed slow, rank 2's one of
+  // four, and every receive of the node was fine: the NIC, not the node
+  const std::vector<std::int32_t> node_of{0, 0, 1, 1, 2, 2}, rail_of{0, 1, 0, 1, 0, 1};
+  const auto nics = nic_groups(node_of, rail_of);
+  outlier_report named;
+  named.found = {{outlier_kind::node, outlier_basis::noise, 1, -1, -1, 33, 49, 14, 2}};
+  judged_run run{0, "mesh 4 KiB", &named, true, {}};
+  for (std::uint32_t b : {0u, 1u, 4u, 5u}) {
+    run.alone.push_back(alone(3, b, true, 15));
+    run.alone.push_back(alone(2, b, b == 0));
+    run.alone.push_back(alone(b, 3, false));
+    run.alone.push_back(alone(b, 2, false));
+  }
+  auto v = fold(std::vector<judged_run>{run}, node_of, {}, nics);
+  const auto* nic = find(v, outlier_kind::nic);
+  REQUIRE(nic != nullptr);
+  CHECK(nic->counted);
+  CHECK(nic->peer == 1);
+  CHECK(nic->send_lo == doctest::Approx(15));
+  CHECK(std::isnan(nic->recv_lo));  // its receives were fine alone: not its figure
+  CHECK(find(v, outlier_kind::node)->narrowed);
+  // the node's receives still slow alone on both NICs: the node stands
+  run.alone.clear();
+  for (std::uint32_t b : {0u, 1u, 4u, 5u}) {
+    run.alone.push_back(alone(3, b, true, 15));
+    run.alone.push_back(alone(2, b, b == 0));
+    run.alone.push_back(alone(b, 3, true));
+    run.alone.push_back(alone(b, 2, true));
+  }
+  v = fold(std::vector<judged_run>{run}, node_of, {}, nics);
+  CHECK(find(v, outlier_kind::node)->counted);
+  CHECK(find(v, outlier_kind::nic) == nullptr);
+}
+
 TEST_CASE("a node and one of its NICs, each counted, are one cause: the node's; a NIC narrowed to is named once") {
   // vm.rails, 2026-11-26: node 1 shaped on both NICs; the run named its sends, and its rail-1
   // NIC's receives beside them (their acknowledgements queued behind the shaped sends)
