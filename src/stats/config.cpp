@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -18,12 +19,12 @@ struct nic {
 // the job's NICs, each once, in rank order of their first rank
 std::vector<nic> nics_of(std::span<const fabric::rank_info> ranks) {
   std::vector<nic> out;
-  std::map<std::pair<std::string, std::string>, bool> seen;
+  std::set<std::pair<std::string, std::string>> seen;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const auto& i = ranks[r];
     if (i.device[0] == '\0') continue;
     auto key = std::pair(std::string(fabric::text(i.host)), std::string(fabric::text(i.device)));
-    if (seen.emplace(std::move(key), true).second) out.push_back({static_cast<std::int32_t>(r), &i});
+    if (seen.insert(std::move(key)).second) out.push_back({static_cast<std::int32_t>(r), &i});
   }
   return out;
 }
