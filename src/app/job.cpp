@@ -109,7 +109,7 @@ int run_job(const mpi::world& w, const options& o, setup& s) {
                       .expect_bps = s.expect_floor_bps,
                       .expect_how = s.expect_how,
                       .uplinks = s.uplink_names},
-                     s.ranks, s.uplinks, s.nics);
+                     s.ranks, s.config, s.uplinks, s.nics);
   }
   stop_noter noter(file ? &book : nullptr);
 

@@ -98,12 +98,13 @@ std::string ledger::contention() {
 }
 
 void ledger::set_verdict(std::string path, io::verdict_context ctx, std::vector<fabric::rank_info> ranks,
-                         std::vector<stats::switch_group> uplinks, std::vector<stats::nic_group> nics) {
+                         std::vector<stats::config_finding> config, std::vector<stats::switch_group> uplinks,
+                         std::vector<stats::nic_group> nics) {
   std::lock_guard lock(mu_);
   verdict_path_ = std::move(path);
   verdict_ctx_ = std::move(ctx);
   ranks_ = std::move(ranks);
-  config_ = stats::compare_nics(ranks_);
+  config_ = std::move(config);
   uplinks_ = std::move(uplinks);
   nics_ = std::move(nics);
 }

@@ -328,9 +328,9 @@ void print_header(const mpi::world& w, const options& o, setup& s, stats::setup_
     header += fmt::format("# fault injected (test only): RDMAMESH_FAULT={}\n", std::getenv("RDMAMESH_FAULT"));
   }
   // the NICs' settings, compared before any traffic: what differs is a cause already
-  const auto config = stats::compare_nics(s.ranks);
-  for (const auto& f : config) header += "# " + io::config_sentence(f) + "\n";
-  if (o.preflight && config.empty()) {
+  s.config = stats::compare_nics(s.ranks);
+  for (const auto& f : s.config) header += "# " + io::config_sentence(f) + "\n";
+  if (o.preflight && s.config.empty()) {
     header += fmt::format("# config: the job's NICs agree (link layer, MTU, rate, PCIe link, firmware)\n");
   }
   // the switches: how many, and the job's nodes under none of them (judged as nodes only)

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <string>
+#include <string_view>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -96,6 +98,26 @@ std::string in_runs(const stats::folded_cause& c, const stats::job_verdict& v) {
                      c.kind == stats::outlier_kind::failed ? v.runs : v.runs_judged, fmt::join(labels, ", "));
 }
 
+// Every cause in the JSON carries the same keys, whatever found it (a run or the NICs' settings)
+json cause_json(std::string_view kind, std::string_view basis, bool counted, std::string text) {
+  return {{"kind", kind},
+          {"basis", basis},
+          {"counted", counted},
+          {"cleared", false},
+          {"narrowed", false},
+          {"within", false},
+          {"text", std::move(text)},
+          {"runs", json::array()},
+          {"run_labels", json::array()},
+          {"pairs", 0},
+          {"fine", 0},
+          {"ranks", json::array()},
+          {"nodes", json::array()},
+          {"devices", json::array()},
+          {"send_pct", nullptr},
+          {"recv_pct", nullptr}};
+}
+
 }  // namespace
 
 std::string cause_sentence(const stats::folded_cause& c, const stats::job_verdict& v,
@@ -178,19 +200,25 @@ std::vector<drain> drains(const stats::job_verdict& v, std::span<const fabric::r
 
 std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::rank_info> ranks,
                          const verdict_context& ctx) {
+  // the NICs' settings first: counted causes come first, and these need no run
   json causes = json::array();
+  for (const auto& f : v.config) {
+    json j = cause_json("config", "config", true, config_sentence(f));
+    j["ranks"] = json::array({f.rank});
+    j["nodes"] = json::array({f.host});
+    j["devices"] = json::array({f.device});
+    causes.push_back(std::move(j));
+  }
   for (const auto& c : v.causes) {
-    json j{{"kind", stats::to_string(c.kind)},
-           {"basis", stats::to_string(c.basis)},
-           {"counted", c.counted},
-           {"cleared", c.cleared},
-           {"narrowed", c.narrowed},
-           {"within", c.within},
-           {"text", cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks)},
-           {"runs", c.runs},
-           {"run_labels", c.labels},
-           {"pairs", c.pairs},
-           {"fine", c.fine}};
+    json j = cause_json(stats::to_string(c.kind), stats::to_string(c.basis), c.counted,
+                        cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks));
+    j["cleared"] = c.cleared;
+    j["narrowed"] = c.narrowed;
+    j["within"] = c.within;
+    j["runs"] = c.runs;
+    j["run_labels"] = c.labels;
+    j["pairs"] = c.pairs;
+    j["fine"] = c.fine;
     std::vector<std::size_t> members;
     if (c.kind == stats::outlier_kind::node) members = ranks_on(c.node, ranks);
     if (c.kind == stats::outlier_kind::nic) members = nic_ranks(c.node, c.peer, ranks);
@@ -215,28 +243,6 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
     j["recv_pct"] = pct(c.recv_lo, c.recv_hi);
     causes.push_back(std::move(j));
   }
-  // the NICs' settings first: counted causes come first, and these need no run
-  json settings = json::array();
-  for (const auto& f : v.config) {
-    settings.push_back({{"kind", "config"},
-                        {"basis", "config"},
-                        {"counted", true},
-                        {"cleared", false},
-                        {"narrowed", false},
-                        {"within", false},
-                        {"text", config_sentence(f)},
-                        {"runs", json::array()},
-                        {"run_labels", json::array()},
-                        {"pairs", 0},
-                        {"fine", 0},
-                        {"ranks", json::array({f.rank})},
-                        {"nodes", json::array({f.host})},
-                        {"devices", json::array({f.device})},
-                        {"send_pct", nullptr},
-                        {"recv_pct", nullptr}});
-  }
-  settings.insert(settings.end(), causes.begin(), causes.end());
-  causes = std::move(settings);
   json drain_list = json::array();
   for (const auto& d : drains(v, ranks, ctx.expect_bps)) drain_list.push_back({{"node", d.node}, {"reason", d.reason}});
   // every node the job tested, named or not: a node's latest word is the newest verdict that lists it

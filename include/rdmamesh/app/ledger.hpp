@@ -29,7 +29,8 @@ class ledger {
   // Where the job's verdict goes (JSON; "" for none), what it says of the job, and whose
   // names it uses. Rank 0 only.
   void set_verdict(std::string path, io::verdict_context ctx, std::vector<fabric::rank_info> ranks,
-                   std::vector<stats::switch_group> uplinks = {}, std::vector<stats::nic_group> nics = {});
+                   std::vector<stats::config_finding> config = {}, std::vector<stats::switch_group> uplinks = {},
+                   std::vector<stats::nic_group> nics = {});
 
   void add(io::run_record r);          // writes the run
   void close_pattern(pattern_kind p);  // every run of `p` is in: its sweep or scaling group is final

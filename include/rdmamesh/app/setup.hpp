@@ -20,6 +20,7 @@
 #include "rdmamesh/mpi/world.hpp"
 #include "rdmamesh/plan/layout.hpp"
 #include "rdmamesh/plan/switches.hpp"
+#include "rdmamesh/stats/config.hpp"
 #include "rdmamesh/stats/outliers.hpp"
 #include "rdmamesh/util/fault.hpp"
 
@@ -29,17 +30,18 @@ namespace rdmamesh::app {
 struct setup {
   std::uint32_t n = 0, me = 0;
   mpi::node_info node;
-  std::vector<std::uint32_t> local_of;       // by rank
-  std::vector<std::int32_t> node_of;         // by rank
-  std::vector<std::int32_t> rail_of;         // by rank: the rail of its NIC (0 with one NIC)
-  plan::switch_tree switches;                // --topology (or Slurm's); empty: none
-  std::vector<std::string> hosts;            // by rank
-  std::vector<std::int32_t> leaf_of;         // by rank: its leaf switch (-1: none known)
-  std::vector<stats::switch_group> uplinks;  // the switches with one above them, and the ranks under each
-  std::vector<std::string> uplink_names;     // by switch: "leaf1-spine (node1,node2)"
-  std::vector<stats::nic_group> nics;        // the NICs of nodes that drive several (-d all, a list)
-  std::string topology_note;                 // Slurm's tree, found and not used: why (a header line)
-  std::vector<std::uint32_t> steps{0};       // --scaling steps; 0: every rank active
+  std::vector<std::uint32_t> local_of;        // by rank
+  std::vector<std::int32_t> node_of;          // by rank
+  std::vector<std::int32_t> rail_of;          // by rank: the rail of its NIC (0 with one NIC)
+  plan::switch_tree switches;                 // --topology (or Slurm's); empty: none
+  std::vector<std::string> hosts;             // by rank
+  std::vector<std::int32_t> leaf_of;          // by rank: its leaf switch (-1: none known)
+  std::vector<stats::switch_group> uplinks;   // the switches with one above them, and the ranks under each
+  std::vector<std::string> uplink_names;      // by switch: "leaf1-spine (node1,node2)"
+  std::vector<stats::nic_group> nics;         // the NICs of nodes that drive several (-d all, a list)
+  std::string topology_note;                  // Slurm's tree, found and not used: why (a header line)
+  std::vector<stats::config_finding> config;  // rank 0: NICs set up unlike the others (compare_nics)
+  std::vector<std::uint32_t> steps{0};        // --scaling steps; 0: every rank active
   plan::layout layout;
   std::optional<fault> injected;
   std::unique_ptr<io::results_file> file;  // rank 0 with -o only
