@@ -121,8 +121,12 @@ io::run_record assemble(const context& c, const engine::core& base, const plan::
                         rank_run& acc, const retest_of& retest) {
   auto events =
       split_lines(guarded(c, base, "collecting events", [&] { return c.w.allgather_strings(join_lines(acc.events)); }));
+  const auto ports = guarded(c, base, "collecting port counters", [&] { return c.w.allgather_strings(acc.port_text); });
   io::run_record r;
   r.index = index;
+  for (std::size_t k = 0; k < ports.size(); ++k) {
+    if (auto p = fabric::port_reading::from_text(static_cast<std::int32_t>(k), ports[k])) r.ports.push_back(*p);
+  }
   r.pattern = sched.pattern();
   r.size = size;
   r.rounds = sched.rounds();
@@ -156,6 +160,7 @@ void publish(const context& c, io::run_record r) {
   }
   if (r.outliers) print(io::judged_line(*r.outliers) + "\n");
   if (const auto line = io::host_line(r); !line.empty()) print(line + "\n");
+  for (const auto& line : io::port_lines(r, c.ranks)) print(line + "\n");
   for (const auto& line : io::retest_lines(r, c.ranks)) print(line + "\n");
   print(io::format_scaling(r, c.node_of, c.nodes));
   c.book.add(std::move(r));

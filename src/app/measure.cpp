@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <type_traits>
 
 #include "rdmamesh/app/round.hpp"
 #include "rdmamesh/engine/pingpong.hpp"
 #include "rdmamesh/engine/stream.hpp"
+#include "rdmamesh/fabric/port_counters.hpp"
 #include "rdmamesh/stats/series.hpp"
 #include "rdmamesh/util/stop.hpp"
 
@@ -118,12 +121,40 @@ rank_run measure_rounds(const context& c, Engine& eng, const plan::subset_schedu
   return acc;
 }
 
+// The lowest rank on this rank's device and port reads the port's counters, once per port.
+bool reads_port(const context& c) {
+  const auto& me = c.ranks[c.me];
+  for (std::uint32_t r = 0; r < c.me; ++r) {
+    const auto& o = c.ranks[r];
+    if (o.node == me.node && o.port == me.port && o.device == me.device) return false;
+  }
+  return me.port > 0 && me.device[0] != '\0';
+}
+
+// RDMAMESH_SYSFS: where sysfs is mounted when not at /sys (a container that mounts the host's
+// elsewhere; a network namespace whose own sysfs shows devices without their counters)
+fabric::counter_set read_my_port(const context& c) {
+  const auto& me = c.ranks[c.me];
+  const char* sysfs = std::getenv("RDMAMESH_SYSFS");
+  const std::filesystem::path root = sysfs != nullptr && *sysfs != '\0' ? sysfs : "/sys";
+  return fabric::read_port_counters(root / "class" / "infiniband" / me.device.data(), me.port);
+}
+
 }  // namespace
 
 template <class Engine>
 bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, std::uint64_t size,
              std::uint32_t active_per_node, std::uint32_t index, bool& stopped, const retest_of& retest) {
+  // around the whole run, outside every measured interval: a sysfs read costs milliseconds
+  const bool reads = reads_port(c);
+  const fabric::counter_set before = reads ? read_my_port(c) : fabric::counter_set{};
   rank_run acc = measure_rounds(c, eng, sched, size, stopped);
+  if (reads && !before.empty()) {
+    const auto& me = c.ranks[c.me];
+    acc.port_text = fabric::port_reading{static_cast<std::int32_t>(c.me), me.device.data(), me.port,
+                                         fabric::counter_delta(before, read_my_port(c))}
+                        .to_text();
+  }
   const bool clean = acc.clean();
   io::run_record r = assemble(c, eng.base(), sched, size, active_per_node, index, stopped, acc, retest);
   if (c.me == 0) publish(c, std::move(r));

@@ -421,6 +421,19 @@ std::string host_line(const run_record& r) {
       100 * *lo, 100 * *hi, 100 * stats::median_of(shares));
 }
 
+std::vector<std::string> port_lines(const run_record& r, std::span<const fabric::rank_info> ranks) {
+  std::vector<std::string> out;
+  for (const auto& p : r.ports) {
+    const std::string moved = fabric::moved_line(p.delta);
+    if (moved.empty()) continue;
+    const std::string host = p.rank >= 0 && static_cast<std::size_t>(p.rank) < ranks.size()
+                                 ? std::string(ranks[static_cast<std::size_t>(p.rank)].host.data())
+                                 : std::string("?");
+    out.push_back(fmt::format("# port: {} port {} of {}: {} during the run", p.device, p.port, host, moved));
+  }
+  return out;
+}
+
 std::string judged_line(const stats::outlier_report& rep) {
   const bool named = std::any_of(rep.found.begin(), rep.found.end(), [](const stats::outlier& o) {
     return o.kind != stats::outlier_kind::failed && !stats::is_suspect(o.kind, o.basis);

@@ -290,6 +290,39 @@ void write_host(hid_t run_group, const std::vector<engine::host_use>& host) {
   column("idle_passes", &engine::host_use::idle_passes);
 }
 
+// /runs/NNNN/ports: each port's counters over the run, one row per port, one column per counter
+// any port has (NaN where a port's driver has no such counter).
+void write_ports(hid_t run_group, const std::vector<fabric::port_reading>& ports) {
+  h5::handle g = h5::create_group(run_group, "ports");
+  std::vector<std::string> names, devices;
+  std::vector<std::int32_t> ranks, port;
+  for (const auto& p : ports) {
+    for (const auto& kv : p.delta) names.push_back(kv.first);
+    devices.push_back(p.device);
+    ranks.push_back(p.rank);
+    port.push_back(p.port);
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::vector<double> delta(ports.size() * names.size(), std::numeric_limits<double>::quiet_NaN());
+  for (std::size_t k = 0; k < ports.size(); ++k) {
+    for (const auto& [name, v] : ports[k].delta) {
+      const auto at = std::lower_bound(names.begin(), names.end(), name) - names.begin();
+      delta[k * names.size() + static_cast<std::size_t>(at)] = static_cast<double>(v);
+    }
+  }
+  h5::write_strings(g.get(), "device", devices);
+  h5::write_strings(g.get(), "counter", names);
+  std::vector<std::string> kinds;
+  for (const auto& n : names) kinds.emplace_back(fabric::to_string(fabric::kind_of(n)));
+  h5::write_strings(g.get(), "kind", kinds);
+  const hsize_t one[1] = {ports.size()};
+  h5::write(g.get(), "rank", one, std::span<const std::int32_t>(ranks));
+  h5::write(g.get(), "port", one, std::span<const std::int32_t>(port));
+  const hsize_t two[2] = {ports.size(), names.size()};
+  h5::write(g.get(), "delta", two, std::span<const double>(delta));
+}
+
 void write_bandwidth(hid_t r, const options& o, const run_record& run) {
   const stats::run_matrices& m = *run.bw;
   write_square(r, "tx_bw", m.tx_bw);
@@ -308,6 +341,7 @@ void write_bandwidth(hid_t r, const options& o, const run_record& run) {
   write_square(r, "flags", m.flags);
   write_square(r, "round", m.round);
   if (!run.host.empty()) write_host(r, run.host);
+  if (!run.ports.empty()) write_ports(r, run.ports);
   if (run.pattern == pattern_kind::incast) {
     const auto& seen = receiver_sees_messages(o.op) ? m.rx_bw : m.tx_bw;
     write_square(r, "share", stats::shares(seen));

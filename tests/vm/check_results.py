@@ -183,6 +183,20 @@ def check_bw(run, a, n, off, rcheck):
         rcheck((h["cpu_s"] + h["wait_s"] <= 1.1 * h["wall_s"] + 0.05).all(),
                f"cpu + wait exceed the wall clock: {h}")
         rcheck(h["cpu_s"].sum() > 0 and (h["idle_passes"] <= h["passes"]).all(), f"no CPU time recorded: {h}")
+    # each port's counters over the run, read by one rank per port: rxe counts every packet, so
+    # a port whose rank sent and received shows both moving (the right device's counters)
+    rcheck("ports" in run, "no /ports group (each port's counters over the run)")
+    if "ports" in run:
+        p = run["ports"]
+        names = [x.decode() for x in p["counter"][()]]
+        delta, devs = p["delta"][()], [x.decode() for x in p["device"][()]]
+        rcheck(delta.shape == (len(devs), len(names)) and len(set(devs)) == len(devs), f"ports: {devs} x {names}")
+        # (in a mesh every port carries traffic; a retest or a pairwise round may leave one idle)
+        every = run.attrs["pattern"] == "mesh" and "retest_of" not in run.attrs
+        moved = [dict(zip(names, row)).get("sent_pkts", 0) > 0 and dict(zip(names, row)).get("rcvd_pkts", 0) > 0
+                 for row in delta]
+        rcheck(all(moved) if every else any(moved),
+               f"ports {devs}: packet counters did not move during the run: {dict(zip(devs, moved))}")
     if a.verify:
         rcheck(int(run.attrs["verify"]) == 1, "run was not verified")
         rcheck((m["verify_errors"] == 0).all(), f"verify errors:\n{m['verify_errors']}")

@@ -83,6 +83,9 @@ one_rank=1 tries=2 sick tbf-half tbf rate "${half_kbit}kbit" burst 256kb latency
 # runs (suspect links, the run's noise at ±75-85 %: tools/bench-verdict's loss row); 3 % over
 # 2 s named node2 in 3 of 3 at 8-13 % of the median, far from that noise
 sick loss netem loss 3% --
+# the lost packets are in node2's own port counters: its requests retransmitted
+grep -qE "^# port: rxe_node2 port 1 of node2: .*completer_retry_err \+[0-9]+" "$tmp/loss.txt" ||
+  fail "loss: node2's port counters show no retransmit"
 # a long path costs bandwidth only where the window is smaller than what the path holds: with a
 # window of 4 WRs node2's pairs carry at most 4 per round trip, so the delay is sized from the
 # clean run's pair rate to hold them near a third of it (30 ms on an idle machine; on a loaded

@@ -31,6 +31,7 @@ struct rank_run {
   std::uint32_t rounds_done = 0;  // the last one maybe cut short by a stop request
   double connect_s = 0;           // --connect round: re-targeting QPs, outside every interval
   engine::host_use host;          // bw: what the host gave this rank over the measured intervals
+  std::string port_text;          // the port's counters over the run, on the rank that reads them
 
   bool clean() const;  // no event, no failed pair, no mismatch on this rank
 };

@@ -46,6 +46,8 @@ std::string judged_line(const stats::outlier_report& rep);
 // Where ranks waited for a CPU a noticeable share of their measured time: how much, and which
 // ranks. Empty when none did, or when the kernel keeps no schedstat.
 std::string host_line(const run_record& r);
+// One line per port whose error, retransmit or congestion counters moved during the run.
+std::vector<std::string> port_lines(const run_record& r, std::span<const fabric::rank_info> ranks);
 
 // Duration runs: one `# short window:` line per rank that measured less than 90 % of the
 // interval, e.g. `# short window: rank 1 (n2, rxe0) measured 0 s of the 1 s interval (no CPU
