@@ -144,7 +144,10 @@ def build(res, outdir):
                                      f"{runs.get('judged', 0)} of {runs.get('bandwidth', 0)} "
                                      "bandwidth run(s) judged, no cause beyond their noise")
         lines.append(head)
-        lines += [c["text"] for c in counted]
+        # each counted cause with its category and the evidence behind it (rdmamesh's "why:")
+        lines += [c["text"] + (f" — {c['category']}: {c['evidence']['text']}"
+                               if c.get("category", "unknown") != "unknown" and c.get("evidence") else "")
+                  for c in counted]
         lines += [("seen, cleared by the retest (fine alone): " if c.get("cleared") else
                    "seen, narrowed by the retest to its NIC (the others fine alone): " if c.get("narrowed") else
                    "seen, not counted: ") + c["text"] for c in causes if not c.get("counted")]

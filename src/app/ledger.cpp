@@ -8,6 +8,7 @@
 
 #include "rdmamesh/io/report.hpp"
 #include "rdmamesh/stats/matrix.hpp"
+#include "rdmamesh/stats/why.hpp"
 #include "rdmamesh/util/units.hpp"
 
 namespace rdmamesh::app {
@@ -128,6 +129,12 @@ stats::job_verdict ledger::judge() const {
   }
   stats::job_verdict v = stats::fold(runs, node_of_, uplinks_, nics_);
   stats::add_config(v, config_);
+  // why: what the hosts and the ports counted while the runs ran (retests are the pairs alone)
+  std::vector<stats::run_evidence> evidence;
+  for (const auto& r : records_) {
+    if (r.bw && r.retest_of < 0) evidence.push_back({r.index, r.host, r.ports});
+  }
+  stats::explain(v, evidence, ranks_);
   return v;
 }
 

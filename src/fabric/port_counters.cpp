@@ -27,23 +27,14 @@ constexpr std::array<std::string_view, 13> link_names = {"symbol_error",
                                                          "excessive_buffer_overrun_errors",
                                                          "VL15_dropped",
                                                          "rx_icrc_encapsulated"};
-constexpr std::array<std::string_view, 17> transport_names = {"out_of_sequence",
-                                                              "packet_seq_err",
-                                                              "local_ack_timeout_err",
-                                                              "implied_nak_seq_err",
-                                                              "rnr_nak_retry_err",
-                                                              "duplicate_request",
-                                                              "out_of_buffer",
-                                                              "req_cqe_error",
-                                                              "resp_cqe_error",
-                                                              "req_remote_access_errors",
-                                                              "resp_remote_access_errors",
-                                                              "rcvd_seq_err",
-                                                              "completer_retry_err",
-                                                              "retry_exceeded_err",
-                                                              "retry_rnr_exceeded_err",
-                                                              "send_rnr_err",
-                                                              "out_of_seq_request"};
+constexpr std::array<std::string_view, 13> transport_names = {
+    "out_of_sequence",           "packet_seq_err", "local_ack_timeout_err", "implied_nak_seq_err",
+    "duplicate_request",         "req_cqe_error",  "resp_cqe_error",        "req_remote_access_errors",
+    "resp_remote_access_errors", "rcvd_seq_err",   "completer_retry_err",   "retry_exceeded_err",
+    "out_of_seq_request"};
+// receiver not ready: a message arrived before its receive was posted (the host's pace, not the wire's)
+constexpr std::array<std::string_view, 5> receiver_names = {"rnr_nak_retry_err", "out_of_buffer", "send_rnr_err",
+                                                            "rcvd_rnr_err", "retry_rnr_exceeded_err"};
 constexpr std::array<std::string_view, 6> congestion_names = {
     "np_cnp_sent",    "rp_cnp_handled", "np_ecn_marked_roce_packets",
     "rp_cnp_ignored", "port_xmit_wait", "ecn_marked_roce_packets"};
@@ -86,6 +77,7 @@ counter_kind kind_of(std::string_view name) {
   if (listed(name, link_names)) return counter_kind::link;
   if (listed(name, transport_names)) return counter_kind::transport;
   if (listed(name, congestion_names)) return counter_kind::congestion;
+  if (listed(name, receiver_names)) return counter_kind::receiver;
   return counter_kind::other;
 }
 
@@ -94,6 +86,7 @@ const char* to_string(counter_kind k) {
     case counter_kind::link: return "link";
     case counter_kind::transport: return "transport";
     case counter_kind::congestion: return "congestion";
+    case counter_kind::receiver: return "receiver";
     case counter_kind::other: return "other";
   }
   return "?";

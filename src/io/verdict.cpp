@@ -16,6 +16,7 @@
 
 #include "rdmamesh/io/h5.hpp"
 #include "rdmamesh/io/report.hpp"
+#include "rdmamesh/stats/why.hpp"
 #include "rdmamesh/util/units.hpp"
 
 namespace rdmamesh::io {
@@ -115,7 +116,23 @@ json cause_json(std::string_view kind, std::string_view basis, bool counted, std
           {"nodes", json::array()},
           {"devices", json::array()},
           {"send_pct", nullptr},
-          {"recv_pct", nullptr}};
+          {"recv_pct", nullptr},
+          {"category", "unknown"},
+          {"evidence", nullptr}};
+}
+
+// What the category rests on: the counters of the cause's ports beside the other ports' median,
+// and its ranks' share of a CPU beside the median rank's (null: not known)
+json evidence_json(const stats::explanation& e) {
+  json mine = json::object(), others = json::object();
+  for (const auto& [name, v] : e.counters) mine[name] = v;
+  for (const auto& [name, v] : e.others) others[name] = v;
+  auto share = [](double x) { return x < 0 ? json(nullptr) : json(x); };
+  return {{"counters", mine},
+          {"others_median", others},
+          {"cpu_share", share(e.cpu_share)},
+          {"others_cpu_share", share(e.others_cpu_share)},
+          {"text", e.text}};
 }
 
 }  // namespace
@@ -166,6 +183,10 @@ std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<co
                               : c.within   ? "seen, part of its node's counted cause: "
                                            : "seen, not counted: ",
                               cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks)));
+    // what it is, from the hosts' and the ports' evidence, under each cause acted on
+    if (c.counted && c.why.cat != stats::category::unknown) {
+      out.push_back(fmt::format("#     why: {}: {}", to_string(c.why.cat), c.why.text));
+    }
   }
   return out;
 }
@@ -193,7 +214,10 @@ std::vector<drain> drains(const stats::job_verdict& v, std::span<const fabric::r
       who = fmt::format("NIC {} (rail {}): ", on.empty() ? "?" : std::string(fabric::text(ranks[on.front()].device)),
                         c.peer);
     }
-    out.push_back({node, fmt::format("rdmamesh: {}{} {}", who, figures(c, expect_bps), in_runs(c, v))});
+    // the category first, a fixed word an operator can filter `sinfo -R` on
+    const std::string why = c.why.cat == stats::category::unknown ? "" : fmt::format("{}: ", to_string(c.why.cat));
+    const std::string brief = c.why.brief.empty() ? "" : fmt::format(" ({})", c.why.brief);
+    out.push_back({node, fmt::format("rdmamesh: {}{}{} {}{}", why, who, figures(c, expect_bps), in_runs(c, v), brief)});
   }
   return out;
 }
@@ -204,6 +228,7 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
   json causes = json::array();
   for (const auto& f : v.config) {
     json j = cause_json("config", "config", true, config_sentence(f));
+    j["category"] = "config";
     j["ranks"] = json::array({f.rank});
     j["nodes"] = json::array({f.host});
     j["devices"] = json::array({f.device});
@@ -219,6 +244,8 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
     j["run_labels"] = c.labels;
     j["pairs"] = c.pairs;
     j["fine"] = c.fine;
+    j["category"] = to_string(c.why.cat);
+    j["evidence"] = evidence_json(c.why);
     std::vector<std::size_t> members;
     if (c.kind == stats::outlier_kind::node) members = ranks_on(c.node, ranks);
     if (c.kind == stats::outlier_kind::nic) members = nic_ranks(c.node, c.peer, ranks);

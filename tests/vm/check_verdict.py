@@ -20,7 +20,8 @@
                                                     that failed through it are its (status
                                                     failed then)
   (each with --topology SW1,SW2,...: FILE's /topology holds those switches and every node of
-   the job, each under a leaf)
+   the job, each under a leaf; with --category CAT: every counted cause but a failed pair is of
+   category CAT, with its evidence, and every drain reason opens with `rdmamesh: CAT: `)
   check_verdict.py compare BEFORE.h5 AFTER.h5 NODE  analysis/compare names node NODE first, slower
 In both verdict forms the file's /verdict is the same document and its root says the same status.
 """
@@ -220,8 +221,23 @@ def topology(path, switches):
         check(all(int(x) >= 0 for x in t["node_leaf"][()]), f"/topology/node_leaf {list(t['node_leaf'][()])}")
 
 
+def category(doc_path, cat):
+    doc = json.load(open(doc_path))
+    counted = [c for c in doc["causes"] if c["counted"] and c["kind"] != "failed"]
+    check(bool(counted), "no counted cause to have a category")
+    for c in counted:
+        check(c.get("category") == cat and c.get("evidence"), f"counted cause of category {c.get('category')!r}, "
+                                                               f"expected {cat!r}: {c['text']} ({c.get('evidence')})")
+    for d in doc["drain"]:
+        check(d["reason"].startswith(f"rdmamesh: {cat}: "), f"drain reason {d['reason']!r} is not {cat!r}")
+
+
 def main():
     a = sys.argv[1:]
+    if "--category" in a:
+        i = a.index("--category")
+        category(a[1], a[i + 1])
+        a = a[:i] + a[i + 2:]
     if "--topology" in a:
         i = a.index("--topology")
         topology(a[0], a[i + 1].split(","))

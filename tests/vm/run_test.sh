@@ -21,11 +21,21 @@ reruns_file=${RERUNS_FILE:-$(dirname "$hostdir")/reruns.log}
 # what a transport failure looks like in a test's log: a completion status, or rdmamesh's line
 transport='transport retry counter exceeded|remote invalid request|RDMA retries to .* ran out|RDMA paths? to .* failed'
 
+# stamp: the test's seconds so far after each case's "== " line, where CI's minutes go (the log
+# only, never a verdict)
+stamp() {
+  local line t0=$SECONDS
+  while IFS= read -r line; do
+    [[ "$line" == "== "* ]] && line+="  [at $((SECONDS - t0)) s]"
+    printf '%s\n' "$line"
+  done
+}
+
 attempt() {
   rm -rf "$hostdir" && mkdir -p "$hostdir" || exit 2
   hostdir=$(cd "$hostdir" && pwd)
   local start=$SECONDS rc checks
-  "$root/tools/softroce-vm" "$@" "$hostdir" 2>&1 | tee "$hostdir.log"
+  "$root/tools/softroce-vm" "$@" "$hostdir" 2>&1 | stamp | tee "$hostdir.log"
   rc=${PIPESTATUS[0]}
   echo "host: the VM part took $((SECONDS - start)) s"
   start=$SECONDS

@@ -79,6 +79,9 @@ sick() {
 # pairs then read 4-8x slower than the other's, and a 2 s run put node2 inside that noise
 # (±134 %, healthy) in 1 of 3 CI runs on 2026-11-25; tools/bench-verdict counts the misses
 one_rank=1 tries=2 sick tbf-half tbf rate "${half_kbit}kbit" burst 256kb latency 400ms --
+# why: a port slowed by a rate limit counts no error and its ranks had their share of a CPU
+grep -q "^#     why: rate: no error or congestion counter apart; " "$tmp/tbf-half.txt" ||
+  fail "tbf-half: the counted cause is not a rate one"
 # a lost packet costs its QP a retransmit: 1 % over 4 s hit only a few of node2's QPs in 1 of 3
 # runs (suspect links, the run's noise at ±75-85 %: tools/bench-verdict's loss row); 3 % over
 # 2 s named node2 in 3 of 3 at 8-13 % of the median, far from that noise
@@ -86,6 +89,11 @@ sick loss netem loss 3% --
 # the lost packets are in node2's own port counters: its requests retransmitted
 grep -qE "^# port: rxe_node2 port 1 of node2: .*completer_retry_err \+[0-9]+" "$tmp/loss.txt" ||
   fail "loss: node2's port counters show no retransmit"
+# ... and they make it a link cause (cable, optic), in the console and the drain reason
+grep -qE "^#     why: link: .* on rxe_node2 \(the other ports' median: " "$tmp/loss.txt" ||
+  fail "loss: the counted cause is not a link one with node2's counters"
+later "loss: the verdict file's cause is a link one" "$here/check_verdict.py" "$tmp/loss.h5" "$tmp/loss.verdict.json" \
+  --node node2 --category link
 # a long path costs bandwidth only where the window is smaller than what the path holds: with a
 # window of 4 WRs node2's pairs carry at most 4 per round trip, so the delay is sized from the
 # clean run's pair rate to hold them near a third of it (30 ms on an idle machine; on a loaded
@@ -94,6 +102,8 @@ pair_msgs=$(awk -v g="$egress_gbps" 'BEGIN { printf "%.3f", g * 1e9 / 8 / 4096 /
 delay_ms=$(awk -v r="$pair_msgs" 'BEGIN { d = r > 0 ? 3 * 4 * 1000 / r : 30; d = (d < 30) ? 30 : d; d = (d > 1000) ? 1000 : d; printf "%d", d }')
 echo "== node2's pairs carried $pair_msgs messages/s each in the clean run: netem delay ${delay_ms}ms"
 sick delay netem delay "${delay_ms}ms" -- -t 4
+grep -qE "^#     why: (rate|link): " "$tmp/delay.txt" || fail "delay: the counted cause is not the path's (rate or link)"
+
 
 # --expect: an absolute floor per pair, here 80 % of the port rate rxe claims (10 Gb/s, far above
 # what TCG carries): every pair is below it, so the cause is the whole fabric, not a node

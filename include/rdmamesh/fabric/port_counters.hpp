@@ -29,13 +29,14 @@ enum class counter_kind : std::uint8_t {
   link,        // the physical link: symbol, receive and integrity errors, link downs, discards
   transport,   // RC transport: retransmits, sequence errors, timeouts, retries that ran out
   congestion,  // ECN marks and congestion notifications
+  receiver,    // receiver not ready (RNR NAKs, no receive posted): the receiving host's pace
   other,       // traffic and everything not known here
 };
 counter_kind kind_of(std::string_view name);
 const char* to_string(counter_kind k);
 
 // "rcvd_seq_err +3, completer_retry_err +14": the counters of a delta that moved, of the kinds
-// that say something went wrong (link, transport, congestion), most first. Empty when none.
+// that say something went wrong (link, transport, congestion, receiver), most first. Empty when none.
 std::string moved_line(const counter_set& delta);
 
 // One port's counters over one run, as the rank that read them sends them to rank 0.

@@ -16,6 +16,7 @@
 #include "rdmamesh/stats/config.hpp"
 #include "rdmamesh/stats/outliers.hpp"
 #include "rdmamesh/stats/retest.hpp"
+#include "rdmamesh/stats/why.hpp"
 
 namespace rdmamesh::stats {
 
@@ -48,6 +49,7 @@ struct folded_cause {
   bool cleared = false;     // named by the runs, found fine alone by the retest
   bool narrowed = false;    // a node the retest narrowed to its NIC(s): one still slow alone, the others fine
   bool within = false;      // a rank or NIC of a node whose own cause counts: that node's, named once
+  explanation why{};        // its category and the evidence behind it (explain, after fold)
 };
 
 struct job_verdict {
