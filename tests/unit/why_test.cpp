@@ -213,7 +213,8 @@ TEST_CASE("the category in the console, the drain reason and the JSON") {
   const auto ranks = three_nodes();
   stats::job_verdict v = node2_slow();
   const auto p = ports({{{"completer_retry_err", 7}}, {{"completer_retry_err", 299}}, {{"completer_retry_err", 3}}});
-  const std::vector<stats::run_evidence> runs{{0, hosts(0.35), p}};
+  const auto h = hosts(0.35);  // named: a run's evidence only views it
+  const std::vector<stats::run_evidence> runs{{0, h, p}};
   stats::explain(v, runs, ranks);
   const io::verdict_context ctx{};
   const auto lines = io::verdict_lines(v, ranks, ctx);

@@ -96,7 +96,9 @@ def verdict(path, doc_path, healthy, node):
                     continue
                 check(c["kind"] in ("node", "rank") and c["nodes"] == [node],
                       f"counted cause {c['kind']} on {c['nodes']}, expected node {node}: {c['text']}")
-                check(c["send_pct"] is not None and c["send_pct"][0] < 100, f"send_pct {c['send_pct']}")
+                # named by its sends, or (a fault on what it receives) by its receives
+                pcts = [p for p in (c["send_pct"], c["recv_pct"]) if p is not None]
+                check(bool(pcts) and min(p[0] for p in pcts) < 100, f"send_pct {c['send_pct']}, recv_pct {c['recv_pct']}")
             check([d["node"] for d in doc["drain"]] == [node], f"drain {doc['drain']}, expected {node}")
             check(all(d["reason"].startswith("rdmamesh: ") for d in doc["drain"]), f"reasons {doc['drain']}")
             # the runs' own tables say the same: a node cause on NODE's index

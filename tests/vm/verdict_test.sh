@@ -5,9 +5,10 @@
 # holds the other shapes across nodes). Faults made by the
 # kernel's traffic control on node2's RoCE port (its root-namespace veth roce2), not by rdmamesh:
 # a slow port (tbf at half of what node2's port carried in the clean run just before), a bad
-# cable (netem loss) and a long path (netem delay, with a window small enough to
-# feel it) each name node2 and nothing else, exit 5 (degraded), and the verdict JSON says so
-# with node2 to drain. analysis/compare of the clean run and the sick one names node2 first.
+# cable (netem loss, on what node2 sends and on what it receives) and a long path (netem delay,
+# with a window small enough to feel it) each name node2 and nothing else, exit 5 (degraded),
+# and the verdict JSON says so with node2 to drain; each with its category from node2's port
+# counters (the slow port rate, the lossy one link). analysis/compare of the clean run and the sick one names node2 first.
 source "$(dirname "$0")/lib.sh"
 [ "${RDMAMESH_VM_NODES:-0}" = 3 ] || { echo "verdict_test: run me with tools/softroce-vm --nodes 3"; exit 2; }
 three=(--host node1:2,node2:2,node3:2)
@@ -56,13 +57,16 @@ sick() {
   shift
   while [ "$1" != -- ]; do qdisc+=("$1"); shift; done
   shift
-  root_tc qdisc add dev roce2 root "${qdisc[@]}" || { fail "$name: tc qdisc add ${qdisc[*]}"; return; }
+  # ${dev:-roce2}: node2's port as rxe sends through it (egress); its bridge-side peer roce2p is
+  # what the switch sends node2 (ingress)
+  local dev=${dev:-roce2}
+  root_tc qdisc add dev "$dev" root "${qdisc[@]}" || { fail "$name: tc qdisc add ${qdisc[*]}"; return; }
   # up to ${tries:-1} launches while it is missed (reads healthy); a wrong name or exit fails at once
   local left=${tries:-1}
   while left=$((left - 1)); miss_ok=$((left > 0 ? 1 : 0)) failed_on="2 3" job "$name" 5 -- "${three[@]}" "${free[@]}" -- -s 4K \
     -Q 1 -D "${dur:-2}" --warmup 0.3 --bind none "$@"; [ $? = 2 ]; do :; done
-  root_tc -s qdisc show dev roce2 | sed -n '1,2p' | sed 's/^/    tc: /'
-  root_tc qdisc del dev roce2 root
+  root_tc -s qdisc show dev "$dev" | sed -n '1,2p' | sed 's/^/    tc: /'
+  root_tc qdisc del dev "$dev" root
   [ -s "$tmp/$name.txt" ] || return
   [ "$(grep -c '^# slow: ' "$tmp/$name.txt")" = 1 ] || fail "$name: expected exactly one '# slow:' line"
   # the node, or for the mild tbf (one_rank=1) possibly one of its ranks: under stress-ng the
@@ -70,7 +74,7 @@ sick() {
   # the verdict and the drain list still name node2, which the checks below hold
   local who='node node2 \(ranks 2,3\)'
   [ "${one_rank:-0}" = 1 ] && who="($who|rank [23] \\(node2, [a-z_0-9]+\\))"
-  grep -qE "^# slow: $who: its sends at [0-9.]+ %" "$tmp/$name.txt" || fail "$name: node2 is not named by its sends"
+  grep -qE "^# slow: $who: its ${side:-sends} at [0-9.]+ %" "$tmp/$name.txt" || fail "$name: node2 is not named by its ${side:-sends}"
   later "$name: the verdict file names node2 to drain" "$here/check_verdict.py" "$tmp/$name.h5" \
     "$tmp/$name.verdict.json" --node node2
 }
@@ -94,6 +98,13 @@ grep -qE "^#     why: link: .* on rxe_node2 \(the other ports' median: " "$tmp/l
   fail "loss: the counted cause is not a link one with node2's counters"
 later "loss: the verdict file's cause is a link one" "$here/check_verdict.py" "$tmp/loss.h5" "$tmp/loss.verdict.json" \
   --node node2 --category link
+# the same loss on what the switch sends node2: the others retransmit, node2's port counts the
+# gaps (out-of-sequence requests); still node2's link
+dev=roce2p side="(sends|receives)" sick loss-in netem loss 3% --
+grep -qE "^#     why: link: .* on rxe_node2 \(the other ports' median: " "$tmp/loss-in.txt" ||
+  fail "loss-in: the counted cause is not a link one with node2's counters"
+later "loss-in: the verdict file's cause is a link one" "$here/check_verdict.py" "$tmp/loss-in.h5" \
+  "$tmp/loss-in.verdict.json" --node node2 --category link
 # a long path costs bandwidth only where the window is smaller than what the path holds: with a
 # window of 4 WRs node2's pairs carry at most 4 per round trip, so the delay is sized from the
 # clean run's pair rate to hold them near a third of it (30 ms on an idle machine; on a loaded
