@@ -127,7 +127,7 @@ if [ "$rate" -gt 0 ] && root_tc qdisc add dev roce2_1 root tbf rate "${health_ra
   grep -q "^FAIL " "$tmp/health.log" && fail "health: the health job with RDMAMESH_NICS=all"
   sinfo -N -o "%N %T %E" | sed 's/^/    /'
   [ "$(drained)" = "node2 " ] || fail "health: drained '$(drained)', expected node2 alone"
-  sinfo -h -n node2 -o "%E" | grep -q "^rdmamesh: NIC rxe_node2_1 (rail 1): " ||
+  sinfo -h -n node2 -o "%E" | grep -qE "^rdmamesh: ([a-z]+: )?NIC rxe_node2_1 \(rail 1\): " ||
     fail "health: node2's drain reason does not name its NIC rxe_node2_1"
   for n in $(drained); do scontrol update NodeName="$n" State=RESUME; done
   for out in "$tmp"/results/rdmamesh-*.h5; do

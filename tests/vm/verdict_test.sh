@@ -83,9 +83,11 @@ sick() {
 # pairs then read 4-8x slower than the other's, and a 2 s run put node2 inside that noise
 # (±134 %, healthy) in 1 of 3 CI runs on 2026-11-25; tools/bench-verdict counts the misses
 one_rank=1 tries=2 sick tbf-half tbf rate "${half_kbit}kbit" burst 256kb latency 400ms --
-# why: a port slowed by a rate limit counts no error and its ranks had their share of a CPU
-grep -q "^#     why: rate: no error or congestion counter apart; " "$tmp/tbf-half.txt" ||
-  fail "tbf-half: the counted cause is not a rate one"
+# why: a port slowed by a rate limit, its ranks with their share of a CPU: rate, or link where
+# rxe under the emulator retransmitted on it (+73 against the others' 12 in a CI run, nothing
+# dropped by the qdisc: docs/testing.md); never the host
+grep -qE "^#     why: (rate: no error or congestion counter apart|link: .* on rxe_node2 )" "$tmp/tbf-half.txt" ||
+  fail "tbf-half: the counted cause is neither rate nor link on node2's port"
 # a lost packet costs its QP a retransmit: 1 % over 4 s hit only a few of node2's QPs in 1 of 3
 # runs (suspect links, the run's noise at ±75-85 %: tools/bench-verdict's loss row); 3 % over
 # 2 s named node2 in 3 of 3 at 8-13 % of the median, far from that noise
