@@ -111,6 +111,22 @@ void check_nics(const std::vector<rank_info>& ranks, const options& o) {
   }
 }
 
+std::vector<std::size_t> ranks_of_node(std::int32_t node, std::span<const rank_info> ranks) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i].node == node) out.push_back(i);
+  }
+  return out;
+}
+
+std::vector<std::size_t> ranks_of_nic(std::int32_t node, std::int32_t rail, std::span<const rank_info> ranks) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i].node == node && ranks[i].rail == rail) out.push_back(i);
+  }
+  return out;
+}
+
 bool share_cpu(const rank_info& a, const rank_info& b) {
   // unpinned ranks (--bind none) share the node by the user's choice: only pins can collide
   const auto none = static_cast<std::uint8_t>(bound_by::none);

@@ -325,26 +325,15 @@ std::string sides(const stats::outlier& o, const char* whose, const std::string&
 }
 
 std::string node_name(std::int32_t node, std::span<const fabric::rank_info> ranks) {
-  std::vector<std::size_t> members;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (ranks[i].node == node) members.push_back(i);
-  }
+  const auto members = fabric::ranks_of_node(node, ranks);
   if (members.empty()) return fmt::format("node {}", node);
   return fmt::format("node {} (ranks {})", fabric::text(ranks[members.front()].host), fmt::join(members, ","));
 }
 
 }  // namespace
 
-std::vector<std::size_t> nic_ranks(std::int32_t node, std::int32_t rail, std::span<const fabric::rank_info> ranks) {
-  std::vector<std::size_t> out;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (ranks[i].node == node && ranks[i].rail == rail) out.push_back(i);
-  }
-  return out;
-}
-
 std::string nic_subject(std::int32_t node, std::int32_t rail, std::span<const fabric::rank_info> ranks) {
-  const auto on = nic_ranks(node, rail, ranks);
+  const auto on = fabric::ranks_of_nic(node, rail, ranks);
   if (on.empty()) return fmt::format("NIC of rail {} of node {}", rail, node);
   const auto& r = ranks[on.front()];
   return fmt::format("NIC {} (rail {}) of {} (rank{} {})", fabric::text(r.device), rail, fabric::text(r.host),

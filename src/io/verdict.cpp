@@ -33,16 +33,8 @@ std::string span_pct(double lo, double hi) {
   return a == b ? fmt::format("{} %", a) : fmt::format("{}–{} %", a, b);
 }
 
-std::vector<std::size_t> ranks_on(std::int32_t node, std::span<const fabric::rank_info> ranks) {
-  std::vector<std::size_t> out;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (ranks[i].node == node) out.push_back(i);
-  }
-  return out;
-}
-
 std::string host_of_node(std::int32_t node, std::span<const fabric::rank_info> ranks) {
-  const auto on = ranks_on(node, ranks);
+  const auto on = fabric::ranks_of_node(node, ranks);
   return on.empty() ? fmt::format("node{}", node) : std::string(fabric::text(ranks[on.front()].host));
 }
 
@@ -58,7 +50,8 @@ std::string subject(const stats::folded_cause& c, std::span<const fabric::rank_i
     case stats::outlier_kind::uplink: return fmt::format("uplink {}", uplink_subject(c.node, c.peer, uplinks));
     case stats::outlier_kind::fabric: return "the whole fabric";
     case stats::outlier_kind::node:
-      return fmt::format("node {} (ranks {})", host_of_node(c.node, ranks), fmt::join(ranks_on(c.node, ranks), ","));
+      return fmt::format("node {} (ranks {})", host_of_node(c.node, ranks),
+                         fmt::join(fabric::ranks_of_node(c.node, ranks), ","));
     case stats::outlier_kind::rank: return rank_name(c.rank, ranks);
     case stats::outlier_kind::nic: return nic_subject(c.node, c.peer, ranks);
     case stats::outlier_kind::link:
@@ -210,7 +203,7 @@ std::vector<drain> drains(const stats::job_verdict& v, std::span<const fabric::r
     if (std::any_of(out.begin(), out.end(), [&](const drain& d) { return d.node == node; })) continue;
     std::string who = c.kind == stats::outlier_kind::rank ? fmt::format("rank {}: ", c.rank) : "";
     if (c.kind == stats::outlier_kind::nic) {
-      const auto on = nic_ranks(c.node, c.peer, ranks);
+      const auto on = fabric::ranks_of_nic(c.node, c.peer, ranks);
       who = fmt::format("NIC {} (rail {}): ", on.empty() ? "?" : std::string(fabric::text(ranks[on.front()].device)),
                         c.peer);
     }
@@ -247,8 +240,8 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
     j["category"] = to_string(c.why.cat);
     j["evidence"] = evidence_json(c.why);
     std::vector<std::size_t> members;
-    if (c.kind == stats::outlier_kind::node) members = ranks_on(c.node, ranks);
-    if (c.kind == stats::outlier_kind::nic) members = nic_ranks(c.node, c.peer, ranks);
+    if (c.kind == stats::outlier_kind::node) members = fabric::ranks_of_node(c.node, ranks);
+    if (c.kind == stats::outlier_kind::nic) members = fabric::ranks_of_nic(c.node, c.peer, ranks);
     // an uplink's peer is a switch, a NIC's its rail
     const bool pair = c.kind != stats::outlier_kind::uplink && c.kind != stats::outlier_kind::nic;
     if (c.rank >= 0) members.push_back(static_cast<std::size_t>(c.rank));

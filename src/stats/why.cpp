@@ -39,27 +39,20 @@ double median(std::vector<double> v) {
 
 // The ranks whose host and ports stand for the cause: a node's, a NIC's, a rank, a pair's ends.
 std::vector<std::size_t> members(const folded_cause& c, std::span<const fabric::rank_info> ranks) {
+  const auto valid = [&](std::int32_t r) { return r >= 0 && static_cast<std::size_t>(r) < ranks.size(); };
   std::vector<std::size_t> out;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    const auto& r = ranks[i];
-    const auto ri = static_cast<std::int32_t>(i);
-    switch (c.kind) {
-      case outlier_kind::node:
-        if (r.node == c.node) out.push_back(i);
-        break;
-      case outlier_kind::nic:
-        if (r.node == c.node && r.rail == c.peer) out.push_back(i);
-        break;
-      case outlier_kind::rank:
-        if (ri == c.rank) out.push_back(i);
-        break;
-      case outlier_kind::link:
-      case outlier_kind::failed:
-        if (ri == c.rank || ri == c.peer) out.push_back(i);
-        break;
-      case outlier_kind::uplink:
-      case outlier_kind::fabric: break;
-    }
+  switch (c.kind) {
+    case outlier_kind::node: return fabric::ranks_of_node(c.node, ranks);
+    case outlier_kind::nic: return fabric::ranks_of_nic(c.node, c.peer, ranks);
+    case outlier_kind::link:
+    case outlier_kind::failed:
+      if (valid(c.peer)) out.push_back(static_cast<std::size_t>(c.peer));
+      [[fallthrough]];
+    case outlier_kind::rank:
+      if (valid(c.rank)) out.insert(out.begin(), static_cast<std::size_t>(c.rank));
+      break;
+    case outlier_kind::uplink:
+    case outlier_kind::fabric: break;
   }
   return out;
 }

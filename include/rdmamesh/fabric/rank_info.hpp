@@ -4,7 +4,9 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -69,6 +71,10 @@ std::string address_of(const rank_info& r);
 // everywhere) and each of them drives at least one rank; throws usage_error naming the node and
 // the fix. Pure: every rank reaches the same answer from the gathered records.
 void check_nics(const std::vector<rank_info>& ranks, const options& o);
+
+// The job's ranks on a node, and on one NIC of it (the NIC of a rail), in rank order.
+std::vector<std::size_t> ranks_of_node(std::int32_t node, std::span<const rank_info> ranks);
+std::vector<std::size_t> ranks_of_nic(std::int32_t node, std::int32_t rail, std::span<const rank_info> ranks);
 
 // Whether two pinned ranks of one host may run on a common PU.
 bool share_cpu(const rank_info& a, const rank_info& b);

@@ -30,12 +30,10 @@ std::string format_run(const options& o, const run_record& r);
 // `uplinks`: by switch index (--topology), the name an uplink cause is printed with.
 std::vector<std::string> outlier_lines(const run_record& r, std::span<const fabric::rank_info> ranks,
                                        std::span<const std::string> uplinks = {});
-// "leaf1-spine (node1,node2)", and with two subtrees "... (or leaf2-spine (...), the same pairs
-// the other way)": an uplink cause's name, from --topology's names by switch.
-// The ranks that drive rail `rail`'s NIC of node `node`.
-std::vector<std::size_t> nic_ranks(std::int32_t node, std::int32_t rail, std::span<const fabric::rank_info> ranks);
 // "NIC rxe_node2_1 (rail 1) of node2 (ranks 3)": a NIC of a node with several, by its ranks' records.
 std::string nic_subject(std::int32_t node, std::int32_t rail, std::span<const fabric::rank_info> ranks);
+// "leaf1-spine (node1,node2)", and with two subtrees "... (or leaf2-spine (...), the same pairs
+// the other way)": an uplink cause's name, from --topology's names by switch.
 std::string uplink_subject(std::int32_t sw, std::int32_t same, std::span<const std::string> uplinks);
 std::string cause_line(const stats::outlier& o, const stats::outlier_report& rep,
                        std::span<const fabric::rank_info> ranks, std::span<const std::string> uplinks = {});
