@@ -68,7 +68,11 @@ sick() {
   root_tc -s qdisc show dev "$dev" | sed -n '1,2p' | sed 's/^/    tc: /'
   root_tc qdisc del dev "$dev" root
   [ -s "$tmp/$name.txt" ] || return
-  [ "$(grep -c '^# slow: ' "$tmp/$name.txt")" = 1 ] || fail "$name: expected exactly one '# slow:' line"
+  # every part the run named is node2's: the node, or one of its ranks beside it (a lossy ingress
+  # also drops the acknowledgements of node2's own sends); the verdict counts node2 alone (below)
+  local others
+  others=$(grep '^# slow: ' "$tmp/$name.txt" | grep -vE '^# slow: (node node2 \(|rank [23] \(node2,)')
+  [ -z "$others" ] || fail "$name: a part not node2's was named: $others"
   # the node, or for the mild tbf (one_rank=1) possibly one of its ranks: under stress-ng the
   # shaped port's half once went mostly to rank 3, and rank 2's sends alone read slow (62 %);
   # the verdict and the drain list still name node2, which the checks below hold
