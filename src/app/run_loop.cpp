@@ -15,6 +15,7 @@
 #include "rdmamesh/app/progress.hpp"
 #include "rdmamesh/app/retest.hpp"
 #include "rdmamesh/plan/schedule.hpp"
+#include "rdmamesh/plan/spread.hpp"
 
 namespace rdmamesh::app {
 namespace {
@@ -42,6 +43,17 @@ void inject_into_run(const setup& s, Engine& eng, std::uint32_t me, std::uint32_
   }
 }
 
+// What a run plays: the pattern over the active ranks (each rail apart with --rails aligned), or
+// spread's plan, which needs the ranks' places
+plan::subset_schedule schedule_of(const context& c, const setup& s, pattern_kind pattern,
+                                  std::vector<std::uint32_t> members) {
+  if (pattern == pattern_kind::spread) {
+    return {plan::spread_rounds(members, s.node_of, s.rail_of, s.leaf_of, c.o.partners, c.o.seed).rounds, c.n,
+            pattern_kind::spread};
+  }
+  return {pattern, plan::rail_groups(std::move(members), s.rail_of, c.o.rails), c.n, c.o.bidirectional, c.o.target};
+}
+
 }  // namespace
 
 template <class Engine>
@@ -57,9 +69,8 @@ bool run_patterns(const context& c, const setup& s, Engine& eng, bool& stopped) 
     for (std::uint64_t size : c.o.sizes) {
       for (std::uint32_t k : s.steps) {
         if (stopped) break;
-        const plan::subset_schedule sched(
-            pattern, plan::rail_groups(k ? plan::active_ranks(s.local_of, k) : everyone, s.rail_of, c.o.rails), c.n,
-            c.o.bidirectional, c.o.target);
+        const plan::subset_schedule sched =
+            schedule_of(c, s, pattern, k ? plan::active_ranks(s.local_of, k) : everyone);
         inject_into_run(s, eng, c.me, index);
         if (const auto line = shown.start(index, pattern, size, sched.rounds()); !line.empty()) {
           std::fputs(line.c_str(), stderr);
@@ -68,7 +79,8 @@ bool run_patterns(const context& c, const setup& s, Engine& eng, bool& stopped) 
         clean = run_one(c, eng, sched, size, k, index, stopped) && clean;
         ++index;
         if constexpr (std::is_same_v<Engine, engine::stream>) {
-          if (c.o.retest && !stopped && k == 0 && (pattern == pattern_kind::mesh || pattern == pattern_kind::shift)) {
+          if (c.o.retest && !stopped && k == 0 &&
+              (pattern == pattern_kind::mesh || pattern == pattern_kind::shift || pattern == pattern_kind::spread)) {
             clean = retest_slow_pairs(c, eng, size, index, stopped) && clean;
           }
         }

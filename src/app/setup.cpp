@@ -23,6 +23,7 @@
 #include "rdmamesh/io/report.hpp"
 #include "rdmamesh/io/verdict.hpp"
 #include "rdmamesh/plan/schedule.hpp"
+#include "rdmamesh/plan/spread.hpp"
 #include "rdmamesh/stats/config.hpp"
 #include "rdmamesh/stats/setup.hpp"
 #include "rdmamesh/util/error.hpp"
@@ -251,6 +252,20 @@ int resolve_expect(const mpi::world& w, const options& o, setup& s) {
   });
 }
 
+bool has_spread(const options& o) {
+  return std::ranges::find(o.patterns, pattern_kind::spread) != o.patterns.end();
+}
+
+// --pattern spread pairs ranks of one rail: a job where no rail has two ranks has nothing to run
+void check_spread(const options& o, const setup& s, const std::vector<std::uint32_t>& everyone) {
+  if (!has_spread(o) ||
+      !plan::spread_rounds(everyone, s.node_of, s.rail_of, s.leaf_of, o.partners, o.seed).rounds.empty())
+    return;
+  throw usage_error(
+      "--pattern spread pairs ranks on the same rail, and no rail has two ranks: run more ranks (one per NIC on each "
+      "node) or use another pattern");
+}
+
 // Every rank's record, then (--connect all) every QP's connection info, and RTR/RTS.
 // --connect round connects per round, with the round's partners only.
 int connect_fabric(const mpi::world& w, const options& o, setup& s, const placed& at, stats::setup_times& took) {
@@ -263,8 +278,11 @@ int connect_fabric(const mpi::world& w, const options& o, setup& s, const placed
   s.nics = stats::nic_groups(s.node_of, s.rail_of);
   std::vector<std::uint32_t> everyone(s.n);
   for (std::uint32_t r = 0; r < s.n; ++r) everyone[r] = r;
-  if (const int code =
-          step(w, [&] { plan::check_rail_groups(plan::rail_groups(everyone, s.rail_of, o.rails), o.rails); });
+  if (const int code = step(w,
+                            [&] {
+                              plan::check_rail_groups(plan::rail_groups(everyone, s.rail_of, o.rails), o.rails);
+                              check_spread(o, s, everyone);
+                            });
       code != exit_ok)
     return code;
   if (o.preflight) {  // the records hold every setting compared: nothing is connected
@@ -351,6 +369,12 @@ void print_header(const mpi::world& w, const options& o, setup& s, stats::setup_
         s.uplinks.size(),
         missing.empty() ? ""
                         : fmt::format("; under no switch of it (judged as nodes only): {}", fmt::join(missing, ", ")));
+  }
+  if (has_spread(o)) {
+    std::vector<std::uint32_t> everyone(s.n);
+    for (std::uint32_t r = 0; r < s.n; ++r) everyone[r] = r;
+    const auto plan = plan::spread_rounds(everyone, s.node_of, s.rail_of, s.leaf_of, o.partners, o.seed);
+    header += fmt::format("# spread: {}\n", plan::describe(plan, o.seed));
   }
   print(header + io::format_table_header(o));
   if (s.file) s.file->write_ranks(s.ranks, all_took, all_held);

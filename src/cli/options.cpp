@@ -35,6 +35,7 @@ std::string_view to_string(pattern_kind p) {
     case pattern_kind::shift: return "shift";
     case pattern_kind::pairs: return "pairs";
     case pattern_kind::incast: return "incast";
+    case pattern_kind::spread: return "spread";
   }
   return "?";
 }
@@ -73,6 +74,7 @@ std::uint32_t options::max_partners(std::uint32_t n_ranks) const {
       case pattern_kind::incast: most = std::max(most, peers); break;  // the target hears from all
       case pattern_kind::shift: most = std::max(most, std::min<std::uint32_t>(2, peers)); break;  // r+d and r-d
       case pattern_kind::pairs: most = std::max(most, std::min<std::uint32_t>(1, peers)); break;
+      case pattern_kind::spread: most = std::max(most, std::min<std::uint32_t>(2, peers)); break;  // one each way
     }
   }
   return most;
@@ -90,12 +92,15 @@ std::vector<std::pair<std::string, std::string>> describe(const options& o) {
   for (auto s : o.sizes) sizes.push_back(format_size(s));
   std::vector<std::string_view> patterns;
   for (auto p : o.patterns) patterns.push_back(to_string(p));
+  const bool spread = std::ranges::find(o.patterns, pattern_kind::spread) != o.patterns.end();
   return {
       {"op", std::string(to_string(o.op))},
       {"mode", std::string(to_string(o.mode))},
       {"pattern", fmt::format("{}", fmt::join(patterns, ","))},
       {"bidirectional", o.bidirectional ? "yes" : "no"},
       {"target", o.target >= 0 ? fmt::format("{}", o.target) : "all"},
+      {"partners", spread ? fmt::format("{}", o.partners) : "-"},
+      {"seed", spread ? fmt::format("{}", o.seed) : "-"},
       {"size", fmt::format("{}", fmt::join(sizes, ","))},
       {"duration", o.duration_mode() ? num(o.duration_s) : "-"},
       {"warmup", o.duration_mode() ? num(o.warmup_s) : "-"},
@@ -177,9 +182,11 @@ std::vector<pattern_kind> parse_patterns(const std::string& text) {
       p = pattern_kind::pairs;
     } else if (name == "incast") {
       p = pattern_kind::incast;
+    } else if (name == "spread") {
+      p = pattern_kind::spread;
     } else {
       throw usage_error(
-          fmt::format("unknown --pattern '{}': use mesh, shift, pairs or incast (a comma list runs "
+          fmt::format("unknown --pattern '{}': use mesh, shift, pairs, incast or spread (a comma list runs "
                       "several, e.g. mesh,pairs)",
                       name));
     }
@@ -233,7 +240,7 @@ void validate(const options& o) {
     throw usage_error("--preflight is a check of its own: leave out --mode lat (it runs no traffic)");
   }
   if (o.retest && o.mode == mode_kind::lat) {
-    throw usage_error("--retest applies to --mode bw (it re-runs slow pairs of a mesh or shift run)");
+    throw usage_error("--retest applies to --mode bw (it re-runs slow pairs of a mesh, shift or spread run)");
   }
   if (o.retest && o.scaling) {
     throw usage_error("--retest and --scaling do not mix: a step with fewer active ranks is slower by design");
@@ -273,6 +280,8 @@ struct flag_text {
   bool all = false;
   CLI::Option* iters = nullptr;
   CLI::Option* rx_depth = nullptr;
+  CLI::Option* partners = nullptr;
+  CLI::Option* seed = nullptr;
 };
 
 // What runs: op, mode, patterns, sizes, and how long.
@@ -284,11 +293,17 @@ void add_traffic_flags(CLI::App& app, options& o, flag_text& t) {
       ->check(CLI::IsMember({"bw", "lat"}))
       ->capture_default_str();
   app.add_option("--pattern", t.pattern,
-                 "mesh, shift, pairs, incast, or a comma list; default mesh (bw), pairs (lat). mesh and pairs "
-                 "together also give each pair's contention ratio");
+                 "mesh, shift, pairs, incast, spread (a few partners each, for large fabrics), or a comma list; "
+                 "default mesh (bw), pairs (lat). mesh and pairs together also give each pair's contention ratio");
   app.add_flag("-b,--bidirectional", o.bidirectional, "--pattern pairs: both directions of a pair at once");
   app.add_option("--target", o.target, "--pattern incast: the one receiving rank (default: every rank in turn)")
       ->check(CLI::NonNegativeNumber);
+  t.partners = app.add_option("--partners", o.partners,
+                              "--pattern spread: its rounds, each rank meeting one new partner each way per round, "
+                              "spread over other leaves (--topology) or nodes; the check's length whatever N is")
+                   ->capture_default_str();
+  t.seed = app.add_option("--seed", o.seed, "--pattern spread: which partners (recorded; the same seed, the same plan)")
+               ->capture_default_str();
   auto* size_opt = app.add_option("-s,--size", t.size, "Message size in bytes; units K, M, G (powers of 1024)")
                        ->capture_default_str();
   auto* sizes_opt = app.add_option("--sizes", t.sizes, "Comma list of sizes for one sweep, e.g. 64,4K,1M");
@@ -379,10 +394,11 @@ void add_output_flags(CLI::App& app, options& o, flag_text& t) {
                "to the root port, print and record what differs from most NICs or trained below both its ends, and "
                "stop before any traffic: exit 0 when nothing does, 5 when something does (the verdict drains it)");
   app.add_flag("--quiet", o.quiet, "No progress lines on stderr (one per run when a job has several)");
-  app.add_flag("--retest", o.retest,
-               "After a mesh or shift run with slow pairs, run each alone (with healthy control pairs), and every "
-               "pair of a rank, NIC or node the run named: still slow alone means the link or NIC, fine alone means "
-               "contention");
+  app.add_flag(
+      "--retest", o.retest,
+      "After a mesh, shift or spread run with slow pairs, run each alone (with healthy control pairs), and every "
+      "pair of a rank, NIC or node the run named: still slow alone means the link or NIC, fine alone means "
+      "contention");
   app.add_flag("--verify", o.verify, "Fill every payload with a (src, dst, seq) pattern and check it on arrival");
   app.add_option("--timeout", o.timeout_s,
                  "Seconds without any sign of life from a peer before it is named dead or hung (not a bound on "
@@ -438,6 +454,11 @@ void apply(const flag_text& t, options& o) {
     (e.percent ? o.expect_pct : o.expect_bps) = e.value;
   }
   if (t.iters->count() && o.iters == 0) throw usage_error("--iters must be at least 1, e.g. -n 1000");
+  const bool spread = std::ranges::find(o.patterns, pattern_kind::spread) != o.patterns.end();
+  if ((t.partners->count() || t.seed->count()) && !spread) {
+    throw usage_error(fmt::format("{} applies to --pattern spread", t.partners->count() ? "--partners" : "--seed"));
+  }
+  if (o.partners == 0) throw usage_error("--partners must be at least 1, e.g. --partners 8");
   if (t.rx_depth->count() && o.rx_depth == 0) throw usage_error("--rx-depth must be at least 1, e.g. -r 512");
   validate(o);
 }

@@ -23,6 +23,7 @@ schedule::schedule(pattern_kind p, std::uint32_t n, bool bidirectional, int targ
     case pattern_kind::shift: rounds_ = n - 1; break;
     case pattern_kind::pairs: rounds_ = circle_rounds() * (bidirectional ? 1 : 2); break;
     case pattern_kind::incast: rounds_ = target >= 0 ? 1 : n; break;
+    case pattern_kind::spread: break;  // a listed schedule (spread_rounds): nothing of (pattern, N)
   }
 }
 
@@ -89,6 +90,7 @@ round_role schedule::role(std::uint32_t round, std::uint32_t rank) const {
       }
       break;
     }
+    case pattern_kind::spread: break;
   }
   return r;
 }
@@ -148,8 +150,8 @@ void subset_schedule::add_group(std::vector<std::uint32_t> members, bool bidirec
 }
 
 subset_schedule::subset_schedule(std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> rounds,
-                                 std::uint32_t n_total)
-    : pattern_(pattern_kind::pairs),
+                                 std::uint32_t n_total, pattern_kind p)
+    : pattern_(p),
       rounds_(static_cast<std::uint32_t>(rounds.size())),
       index_(n_total, -1),
       group_of_(n_total, -1),

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "rdmamesh/plan/spread.hpp"
+
 namespace rdmamesh::sim {
 namespace {
 
@@ -34,6 +36,7 @@ simulated_run generate(const fabric_shape& f, const noise_model& nm, const fault
   for (std::uint32_t r = 0; r < n; ++r) {
     out.node_of.push_back(static_cast<std::int32_t>(r / f.per_node));
     out.rail_of.push_back(f.rails > 1 ? static_cast<std::int32_t>(r % f.per_node % f.rails) : -1);
+    out.leaf_of.push_back(f.leaves > 0 ? static_cast<std::int32_t>(r / f.per_node * f.leaves / f.nodes) : -1);
   }
   const double s_scale = draw_scale(nm.sender, nm.sender_sd, g);
   const double r_scale = draw_scale(nm.receiver, nm.receiver_sd, g);
@@ -54,6 +57,7 @@ simulated_run generate(const fabric_shape& f, const noise_model& nm, const fault
       case fault_kind::nic:
         return out.node_of[a] == out.node_of[victim] && out.rail_of[a] == out.rail_of[victim] &&
                !(out.node_of[b] == out.node_of[a] && out.rail_of[b] == out.rail_of[a]);
+      case fault_kind::uplink: return out.leaf_of[a] == out.leaf_of[victim] && out.leaf_of[b] != out.leaf_of[a];
     }
     return false;
   };
@@ -62,6 +66,7 @@ simulated_run generate(const fabric_shape& f, const noise_model& nm, const fault
     out.fault_rank = static_cast<std::int32_t>(victim);
     out.fault_rail = out.rail_of[victim];
     out.fault_peer = static_cast<std::int32_t>(peer);
+    out.fault_leaf = out.leaf_of[victim];
   }
 
   constexpr double size = 4096;
@@ -71,18 +76,29 @@ simulated_run generate(const fabric_shape& f, const noise_model& nm, const fault
   m.tx_s = stats::square<double>(n, NAN);
   m.flags = stats::square<std::uint8_t>(n, 0);
   m.round = stats::square<std::int32_t>(n, -1);
+  const auto play = [&](std::uint32_t a, std::uint32_t b, std::int32_t round, double share) {
+    // a pair within a node loops back through its NIC: twice the rate of one across nodes
+    const double cls = out.node_of[a] == out.node_of[b] ? std::log(2.0) : 0;
+    double rate = share * nm.msgs * std::exp(cls + send[a] + recv[b]);
+    if (faulted(a, b)) rate *= x.fraction;
+    const auto msgs = std::poisson_distribution<std::uint64_t>(rate)(g);
+    m.tx_msgs.at(a, b) = msgs;
+    m.tx_s.at(a, b) = 1;
+    m.tx_bw.at(a, b) = static_cast<double>(msgs) * size;
+    m.round.at(a, b) = round;
+  };
+  if (f.pattern == pattern_kind::spread) {
+    std::vector<std::uint32_t> all(n);
+    for (std::uint32_t r = 0; r < n; ++r) all[r] = r;
+    const auto plan = plan::spread_rounds(all, out.node_of, out.rail_of, out.leaf_of, f.partners, g());
+    for (std::size_t j = 0; j < plan.rounds.size(); ++j) {
+      for (const auto& [a, b] : plan.rounds[j]) play(a, b, static_cast<std::int32_t>(j), n - 1.0);
+    }
+    return out;
+  }
   for (std::uint32_t a = 0; a < n; ++a) {
     for (std::uint32_t b = 0; b < n; ++b) {
-      if (a == b) continue;
-      // a pair within a node loops back through its NIC: twice the rate of one across nodes
-      const double cls = out.node_of[a] == out.node_of[b] ? std::log(2.0) : 0;
-      double rate = nm.msgs * std::exp(cls + send[a] + recv[b]);
-      if (faulted(a, b)) rate *= x.fraction;
-      const auto msgs = std::poisson_distribution<std::uint64_t>(rate)(g);
-      m.tx_msgs.at(a, b) = msgs;
-      m.tx_s.at(a, b) = 1;
-      m.tx_bw.at(a, b) = static_cast<double>(msgs) * size;
-      m.round.at(a, b) = 0;
+      if (a != b) play(a, b, 0, 1);
     }
   }
   return out;

@@ -41,8 +41,9 @@ int simulate(const sim::fabric_shape& f, const std::string& noise, const std::st
   const auto t = sim::run_jobs(f, nm, x, jobs, seed);
   const double n = static_cast<double>(t.jobs);
   const double healthy_node_jobs = n * (f.nodes - (x.kind == sim::fault_kind::none ? 0 : 1));
-  fmt::print("{:>6} {:>4} {:>5} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", f.nodes, f.per_node, f.rails,
-             noise, fault_text, jobs,
+  fmt::print("{:>6} {:>4} {:>5} {:>6} {:>9} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", f.nodes, f.per_node,
+             f.rails, f.leaves, f.pattern == pattern_kind::spread ? fmt::format("spread{}", f.partners) : "mesh", noise,
+             fault_text, jobs,
              x.kind == sim::fault_kind::none ? "-" : fmt::format("{:.1f}", 100.0 * static_cast<double>(t.named) / n),
              fmt::format("{:.2f}", 100.0 * static_cast<double>(t.false_jobs) / n),
              fmt::format("{:.2f}", 1000.0 * static_cast<double>(t.false_nodes) / healthy_node_jobs),
@@ -58,7 +59,7 @@ int main(int argc, char** argv) {
   auto* rep = app.add_subcommand("replay", "Judge recorded runs (tools/export-runs FILE.h5... > RUNS) again");
   std::string runs_path;
   rep->add_option("runs", runs_path, "The exported runs")->required();
-  auto* sim_cmd = app.add_subcommand("simulate", "Judge simulated mesh runs; one table row per call");
+  auto* sim_cmd = app.add_subcommand("simulate", "Judge simulated runs (mesh or spread); one table row per call");
   sim::fabric_shape f;
   std::string noise = "emulator", fault_text = "none";
   std::uint32_t jobs = 1000;
@@ -68,21 +69,30 @@ int main(int argc, char** argv) {
   sim_cmd->add_option("--nodes", f.nodes, "Nodes")->capture_default_str();
   sim_cmd->add_option("--per-node", f.per_node, "Ranks per node")->capture_default_str();
   sim_cmd->add_option("--rails", f.rails, "NICs per node (ranks spread over them)")->capture_default_str();
+  sim_cmd->add_option("--leaves", f.leaves, "Leaf switches, the nodes in equal blocks under them (0: no tree)")
+      ->capture_default_str();
+  std::string pattern = "mesh";
+  sim_cmd->add_option("--pattern", pattern, "mesh (one round, every pair) or spread (--partners rounds)")
+      ->check(CLI::IsMember({"mesh", "spread"}))
+      ->capture_default_str();
+  sim_cmd->add_option("--partners", f.partners, "--pattern spread: its rounds")->capture_default_str();
   sim_cmd->add_option("--noise", noise, "emulator (fitted from the SoftRoCE cluster) or nic (a real fabric)")
       ->check(CLI::IsMember({"emulator", "nic"}))
       ->capture_default_str();
-  sim_cmd->add_option("--fault", fault_text, "none, or KIND:PCT with KIND rank, nic, node or link")
+  sim_cmd->add_option("--fault", fault_text, "none, or KIND:PCT with KIND rank, nic, node, link or uplink")
       ->capture_default_str();
   sim_cmd->add_option("--jobs", jobs, "Jobs to draw")->capture_default_str();
   sim_cmd->add_option("--seed", seed, "Seed")->capture_default_str();
   sim_cmd->add_option("--msgs", msgs, "The median pair's count (default: the noise model's)");
   sim_cmd->add_flag("--header", header, "Print the table's header first");
   CLI11_PARSE(app, argc, argv);
+  f.pattern = pattern == "spread" ? pattern_kind::spread : pattern_kind::mesh;
   try {
     if (rep->parsed()) return replay(runs_path);
     if (header)
-      fmt::print("{:>6} {:>4} {:>5} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", "nodes", "ppn", "rails",
-                 "noise", "fault", "jobs", "named %", "false %", "false/1k node", "unjudged", "judge s");
+      fmt::print("{:>6} {:>4} {:>5} {:>6} {:>9} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", "nodes", "ppn",
+                 "rails", "leaves", "pattern", "noise", "fault", "jobs", "named %", "false %", "false/1k node",
+                 "unjudged", "judge s");
     return simulate(f, noise, fault_text, jobs, seed, msgs);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rdmamesh-sim: %s\n", e.what());

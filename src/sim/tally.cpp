@@ -1,5 +1,6 @@
 #include "rdmamesh/sim/tally.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -23,6 +24,7 @@ bool names_fault(const stats::folded_cause& c, const simulated_run& r, fault_kin
              (c.kind == K::rank && c.rank == r.fault_rank);
     case fault_kind::rank: return c.kind == K::rank && c.rank == r.fault_rank;
     case fault_kind::link: return c.kind == K::link && c.rank == r.fault_rank && c.peer == r.fault_peer;
+    case fault_kind::uplink: return c.kind == K::uplink && c.node == r.fault_leaf;
     case fault_kind::none: return false;
   }
   return false;
@@ -31,13 +33,21 @@ bool names_fault(const stats::folded_cause& c, const simulated_run& r, fault_kin
 }  // namespace
 
 judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std::uint64_t cq_mod,
-             const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of, double slow_pct) {
+             const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of, double slow_pct,
+             const std::vector<std::int32_t>& leaf_of) {
   const auto nics = stats::nic_groups(node_of, rail_of);
+  std::vector<stats::switch_group> uplinks;
+  for (std::int32_t leaf = 0; std::ranges::count(leaf_of, leaf) > 0; ++leaf) {
+    stats::switch_group u{leaf, {}};
+    for (auto l : leaf_of) u.members.push_back(l == leaf);
+    uplinks.push_back(std::move(u));
+  }
+  if (uplinks.size() < 2) uplinks.clear();  // one leaf: no pair crosses an uplink
   const stats::finder_settings s{.slow_pct = slow_pct, .counted = counted, .max_quantum = cq_mod, .min_pair_s = 0.1};
   judged j;
-  j.report = stats::find_outliers(m, size, node_of, s, {}, nics);
+  j.report = stats::find_outliers(m, size, node_of, s, uplinks, nics);
   const stats::judged_run run{0, "mesh", &j.report, stats::is_judged(j.report), {}};
-  j.verdict = stats::fold(std::span(&run, 1), node_of, {}, nics);
+  j.verdict = stats::fold(std::span(&run, 1), node_of, uplinks, nics);
   return j;
 }
 
@@ -47,6 +57,7 @@ std::string describe(const stats::folded_cause& c) {
     case stats::outlier_kind::nic: return fmt::format("nic{}.{}", c.node, c.peer);
     case stats::outlier_kind::rank: return fmt::format("rank{}", c.rank);
     case stats::outlier_kind::link: return fmt::format("link{}-{}", c.rank, c.peer);
+    case stats::outlier_kind::uplink: return fmt::format("uplink{}", c.node);
     default: return stats::to_string(c.kind);
   }
 }
@@ -54,8 +65,11 @@ std::string describe(const stats::folded_cause& c) {
 fault parse_fault(const std::string& text) {
   if (text == "none") return {};
   const auto colon = text.find(':');
-  const std::map<std::string, fault_kind> kinds{
-      {"rank", fault_kind::rank}, {"nic", fault_kind::nic}, {"node", fault_kind::node}, {"link", fault_kind::link}};
+  const std::map<std::string, fault_kind> kinds{{"rank", fault_kind::rank},
+                                                {"nic", fault_kind::nic},
+                                                {"node", fault_kind::node},
+                                                {"link", fault_kind::link},
+                                                {"uplink", fault_kind::uplink}};
   const auto it = kinds.find(text.substr(0, colon));
   double pct = 50;
   if (colon != std::string::npos) {
@@ -70,7 +84,8 @@ fault parse_fault(const std::string& text) {
           fmt::format("--fault {}: the rate left is a percentage from 0 to 100, e.g. nic:50", text));
   }
   if (it == kinds.end())
-    throw std::invalid_argument(fmt::format("--fault {}: one of none, rank:PCT, nic:PCT, node:PCT, link:PCT", text));
+    throw std::invalid_argument(
+        fmt::format("--fault {}: one of none, rank:PCT, nic:PCT, node:PCT, link:PCT, uplink:PCT", text));
   return {it->second, pct / 100};
 }
 
@@ -80,7 +95,7 @@ tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std
   for (std::uint32_t j = 0; j < jobs; ++j) {
     const auto r = generate(f, nm, x, g);
     const auto t0 = std::chrono::steady_clock::now();
-    const auto v = judge(r.m, 4096, true, 1, r.node_of, r.rail_of);
+    const auto v = judge(r.m, 4096, true, 1, r.node_of, r.rail_of, 90, r.leaf_of);
     t.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ++t.jobs;
     t.unjudged += !std::isfinite(v.report.threshold_pct);
@@ -93,6 +108,7 @@ tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std
         continue;
       }
       other = true;
+      if (c.kind == stats::outlier_kind::uplink || c.kind == stats::outlier_kind::fabric) continue;  // no node drained
       const bool of_rank = c.kind == stats::outlier_kind::rank || c.kind == stats::outlier_kind::link;
       const std::int32_t node = of_rank ? r.node_of[static_cast<std::size_t>(c.rank)] : c.node;
       if (node >= 0 && node != r.fault_node) drained.insert(node);

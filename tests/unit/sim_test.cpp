@@ -33,6 +33,29 @@ TEST_CASE("a simulated node fault slows that node's sends to other nodes, and no
   CHECK(sim::generate(f, sim::nic_noise(), {sim::fault_kind::node, 0.5}, again).m.tx_msgs.v == r.m.tx_msgs.v);
 }
 
+TEST_CASE("a simulated spread run plays its plan's pairs alone, and a slow uplink slows what leaves its leaf") {
+  std::mt19937_64 g(5);
+  const sim::fabric_shape f{
+      .nodes = 16, .per_node = 1, .rails = 1, .leaves = 4, .pattern = pattern_kind::spread, .partners = 4};
+  const auto r = sim::generate(f, sim::nic_noise(), {sim::fault_kind::uplink, 0.5}, g);
+  REQUIRE(r.fault_leaf >= 0);
+  std::size_t played = 0;
+  std::vector<double> up, other;
+  for (std::uint32_t a = 0; a < 16; ++a) {
+    for (std::uint32_t b = 0; b < 16; ++b) {
+      if (a == b || r.m.round.at(a, b) < 0) {
+        if (a != b) CHECK(r.m.tx_msgs.at(a, b) == 0);
+        continue;
+      }
+      ++played;
+      CHECK(r.leaf_of[a] != r.leaf_of[b]);
+      (r.leaf_of[a] == r.fault_leaf ? up : other).push_back(r.m.tx_bw.at(a, b));
+    }
+  }
+  CHECK(played == 16 * 4);
+  CHECK(stats::median_of(up) / stats::median_of(other) == doctest::Approx(0.5).epsilon(0.1));
+}
+
 TEST_CASE("on a real fabric's noise the verdict names a node at 30 %, and a healthy job rarely names anything") {
   const sim::fabric_shape f{.nodes = 3, .per_node = 2, .rails = 1};
   const auto healthy = sim::run_jobs(f, sim::nic_noise(), {}, 300, 1);

@@ -68,7 +68,8 @@ def main():
         pats = f["config"].attrs["pattern"]
         pats = (pats.decode() if isinstance(pats, bytes) else pats).split(",")
         # --connect round holds one round's partners: 2 in shift (r+d, r-d), 1 in pairs, all in incast
-        most = {"mesh": n - 1, "incast": n - 1, "shift": min(2, n - 1), "pairs": min(1, n - 1)}
+        most = {"mesh": n - 1, "incast": n - 1, "shift": min(2, n - 1), "pairs": min(1, n - 1),
+                "spread": min(2, n - 1)}
         peers = max(most[p] for p in pats) if connect == "round" else n - 1
         check(np.all(f["ranks/qps"][()] == peers * q),
               f"ranks/qps {f['ranks/qps'][()]}, expected {peers * q} each (--connect {connect})")
@@ -92,12 +93,14 @@ def main():
                 rcheck(int(run.attrs["size"]) == sizes[i % len(sizes)], f"size is {run.attrs['size']}")
             rcheck(len(run["events"]) == 0, f"events: {list(run['events'].asstr()[:])}")
             rcheck((run["flags"][()] == 0).all(), f"failed pairs:\n{run['flags'][()]}")
+            # a spread run plays a few partners per rank: the pairs of its plan, checked as such
+            played = check_spread(run, f, n, off, rcheck) if run.attrs["pattern"] == "spread" and a.mode == "bw" else off
             if a.mode == "bw":
-                check_bw(run, a, n, off, rcheck)
+                check_bw(run, a, n, played, rcheck)
                 if a.stalled is not None and run.name == "/runs/0000":
                     check_stalled(run, a.stalled, n, rcheck)
             else:
-                check_lat(run, a, n, off, rcheck)
+                check_lat(run, a, n, played, rcheck)
         if a.mode == "bw" and runs:
             # counting inside the interval works: some run of the file measured a send (and a
             # receive). Not every run: with CQ moderation (-Q 100 at 4 KiB) a 0.5 s window on a
@@ -210,6 +213,26 @@ def check_bw(run, a, n, off, rcheck):
         rcheck(np.allclose(sums, 1.0), f"incast shares do not sum to 1 per target: {sums}")
         fair = run["fairness"][()]
         rcheck(((fair > 0) & (fair <= 1 + 1e-9)).all(), f"fairness outside (0, 1]: {fair}")
+
+
+def check_spread(run, f, n, off, rcheck):
+    """--pattern spread: in each round every rank sends to one partner and receives from one, on
+    another node, a new partner every round, at most --partners rounds; the pairs off the plan
+    never ran. Returns the pairs that ran."""
+    rnd = run["round"][()]
+    ran = off & (rnd >= 0)
+    k, partners = int(run.attrs["rounds"]), int(f["config"].attrs["partners"])
+    rcheck(1 <= k <= partners, f"{k} rounds, --partners {partners}")
+    node = f["ranks/node"][()]
+    for r in range(n):
+        sends, receives = np.nonzero(ran[r])[0], np.nonzero(ran[:, r])[0]
+        rcheck(sorted(rnd[r, sends]) == list(range(k)) and sorted(rnd[receives, r]) == list(range(k)),
+               f"rank {r} does not send and receive once in each of {k} rounds: to {list(sends)} in rounds "
+               f"{list(rnd[r, sends])}, from {list(receives)} in rounds {list(rnd[receives, r])}")
+        rcheck(all(node[p] != node[r] for p in list(sends) + list(receives)),
+               f"rank {r}'s partners {list(sends)}, {list(receives)} include its own node's")
+    rcheck((run["tx_total"][()][off & ~ran] == 0).all(), f"a pair off the plan sent:\n{run['tx_total'][()]}")
+    return ran
 
 
 def check_stalled(run, r, n, rcheck):

@@ -3,7 +3,7 @@
 # rank on the node mpirun put it on, with that node's hostname and device; every pair moves
 # data across the bridge; pairs/shift with ranks interleaved over the nodes; latency across
 # nodes; the report's heatmap draws node lines where /ranks/node says. Every run of these healthy
-# jobs (mesh, pairs, shift; 4 KiB and 64 KiB; ranks in blocks and interleaved) reads healthy. (--scaling across the
+# jobs (mesh, pairs, shift, spread; 4 KiB and 64 KiB; ranks in blocks and interleaved) reads healthy. (--scaling across the
 # nodes runs in vm.slurm's scaling job.)
 source "$(dirname "$0")/lib.sh"
 [ "${RDMAMESH_VM_NODES:-0}" = 3 ] || { echo "cluster_test: run me with tools/softroce-vm --nodes 3"; exit 2; }
@@ -40,8 +40,12 @@ run mesh "--map block" "--op write_imm --sizes 4096,65536 --verify" -- "${block[
 grep -q "# ranks 6  hosts 3: node1 (2 ranks), node2 (2 ranks), node3 (2 ranks)" "$tmp/mesh.txt" ||
   fail "mesh: the header does not list the three nodes"
 
-run pairs-shift "--map cyclic" "--op write --patterns pairs,shift --sizes 4096,65536 --verify" -- "${cyclic[@]}" -- \
-  --op write --pattern pairs,shift --sizes 4K,64K -D 0.5 --warmup 0.2 --verify
+# spread rides along: 6 ranks, 2 per node, no tree: offsets 2..4 take every rank off its node,
+# three rounds of one partner each way (check_results checks the plan's pairs, and only they ran)
+run pairs-shift "--map cyclic" "--op write --patterns pairs,shift,spread --sizes 4096,65536 --verify" -- \
+  "${cyclic[@]}" -- --op write --pattern pairs,shift,spread --sizes 4K,64K -D 0.5 --warmup 0.2 --verify
+grep -q "^# spread: 3 round(s), seed 1: every rank meets 3 partner(s) each way, on other nodes$" "$tmp/pairs-shift.txt" ||
+  fail "pairs-shift: no '# spread:' header line with 3 partners each way on other nodes"
 
 
 run lat "--map cyclic" "--op write --mode lat --patterns pairs --sizes 64 --iters 100 --verify" -- "${cyclic[@]}" -- \

@@ -1,4 +1,4 @@
-// --retest: after a mesh or shift run with slow pairs, rank 0 picks those pairs and a few healthy
+// --retest: after a mesh, shift or spread run with slow pairs, rank 0 picks those pairs and a few healthy
 // control pairs of the same run, every rank learns them, and they run again, each alone, as a
 // run of its own: still slow alone (the link or NIC) or fine alone (contention).
 #pragma once

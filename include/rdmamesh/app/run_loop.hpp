@@ -1,5 +1,5 @@
 // The run loop: every pattern, every size and every --scaling step in order, each one run
-// (app/measure.hpp), a retest after a mesh or shift run when asked, and a pattern's derived
+// (app/measure.hpp), a retest after a mesh, shift or spread run when asked, and a pattern's derived
 // group (sweep, scaling) closed in the ledger once its runs are in.
 #pragma once
 

@@ -13,7 +13,7 @@ namespace rdmamesh {
 
 enum class op_kind : std::uint8_t { write_imm, write, send, read };
 enum class mode_kind : std::uint8_t { bw, lat };
-enum class pattern_kind : std::uint8_t { mesh, shift, pairs, incast };
+enum class pattern_kind : std::uint8_t { mesh, shift, pairs, incast, spread };
 enum class bind_kind : std::uint8_t { nic, core, none };
 enum class connect_kind : std::uint8_t { all, round };
 enum class rails_kind : std::uint8_t { all, aligned };  // which pairs run on nodes with several NICs
@@ -36,6 +36,8 @@ struct options {
   std::vector<pattern_kind> patterns{pattern_kind::mesh};  // bw: mesh, lat: pairs
   bool bidirectional = false;                              // --pattern pairs: both directions at once
   int target = -1;                                         // --pattern incast: -1 = every rank in turn
+  std::uint32_t partners = 8;                              // --pattern spread: rounds (partners each way)
+  std::uint64_t seed = 1;                                  // --pattern spread: its plan's draw
   std::vector<std::uint64_t> sizes{64ULL << 10};           // bytes per message; several = a sweep
   double duration_s = 5.0;                                 // measured seconds (duration mode)
   double warmup_s = 1.0;                                   // unmeasured seconds before the interval
@@ -63,7 +65,7 @@ struct options {
   bool verify = false;                 // check every payload
   bool quiet = false;                  // no progress lines on stderr
   bool preflight = false;              // compare the NICs' settings, then stop before any traffic
-  bool retest = false;                 // slow pairs of a mesh or shift run go again alone, with control pairs
+  bool retest = false;                 // slow pairs of a mesh, shift or spread run go again alone, with control pairs
   double timeout_s = 30.0;             // silence after which a peer is named dead or hung
   double slow_pct = 90.0;              // below this % of its cohort's median (and the noise): slow
   double expect_bps = 0;               // --expect RATE: a floor per pair, bytes/s (0: none)
@@ -72,7 +74,7 @@ struct options {
   std::string topology;                // --topology FILE: Slurm's topology.conf (tree); in Slurm: scontrol's
 
   bool duration_mode() const { return iters == 0; }
-  // Every pattern is shift, pairs or incast: a round needs O(q) QPs per rank, not N-1 peers'.
+  // Every pattern is shift, pairs, incast or spread: a round needs O(q) QPs per rank, not N-1 peers'.
   bool pairwise() const;
   // The most partners one rank has in any round of the job: what --connect round holds.
   std::uint32_t max_partners(std::uint32_t n_ranks) const;

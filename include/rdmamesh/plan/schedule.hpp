@@ -6,6 +6,8 @@
 //   pairs   circle method: rounds of disjoint pairs, each direction in its own round, or
 //           both at once with -b (the link-health case); odd N gives each rank one bye
 //   incast  every other rank sends to one target; one round per target
+//   spread  K rounds, each rank one partner each way, spread over the fabric (plan/spread.hpp:
+//           it needs the ranks' places, so it is a listed schedule, not one of (pattern, N))
 #pragma once
 
 #include <cstdint>
@@ -65,8 +67,10 @@ class subset_schedule {
   // groups of fewer than two ranks run nothing; with a target, only its group runs
   subset_schedule(pattern_kind p, const std::vector<std::vector<std::uint32_t>>& groups, std::uint32_t n_total,
                   bool bidirectional = false, int target = -1);
-  // --retest: listed rounds of ordered (source, destination) pairs, a pairs pattern.
-  subset_schedule(std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> rounds, std::uint32_t n_total);
+  // Listed rounds of ordered (source, destination) pairs: --retest's (a pairs pattern), --pattern
+  // spread's plan.
+  subset_schedule(std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> rounds, std::uint32_t n_total,
+                  pattern_kind p = pattern_kind::pairs);
   pattern_kind pattern() const { return pattern_; }
   std::uint32_t rounds() const { return rounds_; }
   const std::vector<std::uint32_t>& members() const { return members_; }

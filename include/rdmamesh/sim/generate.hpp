@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "rdmamesh/cli/options.hpp"
 #include "rdmamesh/stats/matrix.hpp"
 
 namespace rdmamesh::sim {
@@ -32,11 +33,16 @@ noise_model emulator_noise();
 // A real NIC fabric: ranks within a few % of one another, long counts.
 noise_model nic_noise();
 
+// `leaves`: nodes in equal blocks under that many leaf switches (0: no tree). `pattern`: mesh
+// (every pair in one round) or spread (--partners rounds of the plan rdmamesh would play).
 struct fabric_shape {
-  std::uint32_t nodes = 3, per_node = 2, rails = 1;
+  std::uint32_t nodes = 3, per_node = 2, rails = 1, leaves = 0;
+  pattern_kind pattern = pattern_kind::mesh;
+  std::uint32_t partners = 8;
 };
 
-enum class fault_kind : std::uint8_t { none, rank, nic, node, link };
+// uplink: what leaves one leaf for the rest of the fabric
+enum class fault_kind : std::uint8_t { none, rank, nic, node, link, uplink };
 
 struct fault {
   fault_kind kind = fault_kind::none;
@@ -45,11 +51,12 @@ struct fault {
 
 struct simulated_run {
   stats::run_matrices m;
-  std::vector<std::int32_t> node_of, rail_of;
-  std::int32_t fault_node = -1, fault_rank = -1, fault_rail = -1, fault_peer = -1;
+  std::vector<std::int32_t> node_of, rail_of, leaf_of;
+  std::int32_t fault_node = -1, fault_rank = -1, fault_rail = -1, fault_peer = -1, fault_leaf = -1;
 };
 
-// One mesh run (every pair in one round) of 4 KiB messages over 1 s.
+// One run of 4 KiB messages over 1 s: a mesh (every pair in one round, sharing each port N-1
+// ways) or spread's rounds (a pair has its ports to itself, so it counts N-1 times more).
 simulated_run generate(const fabric_shape& f, const noise_model& nm, const fault& x, std::mt19937_64& g);
 
 }  // namespace rdmamesh::sim

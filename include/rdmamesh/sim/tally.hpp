@@ -18,8 +18,10 @@ struct judged {
 };
 
 // One bandwidth run judged as rdmamesh judges it by default (app/assemble.cpp, app/ledger.cpp).
+// `leaf_of` (by rank, -1: none): each leaf's uplink is a candidate, as with --topology.
 judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std::uint64_t cq_mod,
-             const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of, double slow_pct = 90);
+             const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of, double slow_pct = 90,
+             const std::vector<std::int32_t>& leaf_of = {});
 
 // A counted cause in words: node1, nic1.0 (node, rail), rank3, link2-5.
 std::string describe(const stats::folded_cause& c);
@@ -33,7 +35,7 @@ struct tally {
   double seconds = 0;             // spent judging
 };
 
-// `fault` "none" or KIND:PCT (rank, nic, node, link); throws std::invalid_argument otherwise.
+// `fault` "none" or KIND:PCT (rank, nic, node, link, uplink); throws std::invalid_argument otherwise.
 fault parse_fault(const std::string& text);
 
 tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std::uint32_t jobs, std::uint64_t seed);

@@ -1,5 +1,5 @@
 // --retest: is a slow pair slow alone (its link or NIC), or only in company (contention)?
-// The slow pairs of a mesh or shift run go again, each alone, beside a few healthy pairs of the
+// The slow pairs of a mesh, shift or spread run go again, each alone, beside a few healthy pairs of the
 // same run as controls measured the same way; a pair is still slow when it reaches less than
 // --slow % of the controls' median alone and is beyond the controls' own spread (pairs alone
 // differ too: healthy ones alone read 68-127 % of the controls on the emulated cluster, where a
