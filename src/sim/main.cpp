@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include "rdmamesh/sim/generate.hpp"
@@ -34,7 +35,7 @@ int replay(const std::string& path) {
 }
 
 int simulate(const sim::fabric_shape& f, const std::string& noise, const std::string& fault_text, std::uint32_t jobs,
-             std::uint64_t seed, double msgs) {
+             std::uint64_t seed, double msgs, bool show_kinds) {
   auto nm = noise == "nic" ? sim::nic_noise() : sim::emulator_noise();
   if (msgs > 0) nm.msgs = msgs;
   const sim::fault x = sim::parse_fault(fault_text);
@@ -48,6 +49,11 @@ int simulate(const sim::fabric_shape& f, const std::string& noise, const std::st
              fmt::format("{:.2f}", 100.0 * static_cast<double>(t.false_jobs) / n),
              fmt::format("{:.2f}", 1000.0 * static_cast<double>(t.false_nodes) / healthy_node_jobs),
              fmt::format("{:.1f}", 100.0 * static_cast<double>(t.unjudged) / n), fmt::format("{:.4f}", t.seconds / n));
+  if (show_kinds && !t.false_kinds.empty()) {
+    std::vector<std::string> kinds;
+    for (const auto& [k, count] : t.false_kinds) kinds.push_back(fmt::format("{} {}", k, count));
+    fmt::print("  wrong causes counted, by kind: {}\n", fmt::join(kinds, ", "));
+  }
   return 0;
 }
 
@@ -85,6 +91,8 @@ int main(int argc, char** argv) {
   sim_cmd->add_option("--seed", seed, "Seed")->capture_default_str();
   sim_cmd->add_option("--msgs", msgs, "The median pair's count (default: the noise model's)");
   sim_cmd->add_flag("--header", header, "Print the table's header first");
+  bool show_kinds = false;
+  sim_cmd->add_flag("--kinds", show_kinds, "Below the row, the wrong causes counted, by kind");
   CLI11_PARSE(app, argc, argv);
   f.pattern = pattern == "spread" ? pattern_kind::spread : pattern_kind::mesh;
   try {
@@ -93,7 +101,7 @@ int main(int argc, char** argv) {
       fmt::print("{:>6} {:>4} {:>5} {:>6} {:>9} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", "nodes", "ppn",
                  "rails", "leaves", "pattern", "noise", "fault", "jobs", "named %", "false %", "false/1k node",
                  "unjudged", "judge s");
-    return simulate(f, noise, fault_text, jobs, seed, msgs);
+    return simulate(f, noise, fault_text, jobs, seed, msgs, show_kinds);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rdmamesh-sim: %s\n", e.what());
     return 2;

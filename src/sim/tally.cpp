@@ -108,6 +108,7 @@ tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std
         continue;
       }
       other = true;
+      ++t.false_kinds[stats::to_string(c.kind)];
       if (c.kind == stats::outlier_kind::uplink || c.kind == stats::outlier_kind::fabric) continue;  // no node drained
       const bool of_rank = c.kind == stats::outlier_kind::rank || c.kind == stats::outlier_kind::link;
       const std::int32_t node = of_rank ? r.node_of[static_cast<std::size_t>(c.rank)] : c.node;
