@@ -35,11 +35,11 @@ int replay(const std::string& path) {
 }
 
 int simulate(const sim::fabric_shape& f, const std::string& noise, const std::string& fault_text, std::uint32_t jobs,
-             std::uint64_t seed, double msgs, bool show_kinds) {
+             std::uint64_t seed, double msgs, bool show_kinds, double model_alpha) {
   auto nm = noise == "nic" ? sim::nic_noise() : sim::emulator_noise();
   if (msgs > 0) nm.msgs = msgs;
   const sim::fault x = sim::parse_fault(fault_text);
-  const auto t = sim::run_jobs(f, nm, x, jobs, seed);
+  const auto t = sim::run_jobs(f, nm, x, jobs, seed, model_alpha);
   const double n = static_cast<double>(t.jobs);
   const double healthy_node_jobs = n * (f.nodes - (x.kind == sim::fault_kind::none ? 0 : 1));
   fmt::print("{:>6} {:>4} {:>5} {:>6} {:>9} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", f.nodes, f.per_node,
@@ -92,6 +92,10 @@ int main(int argc, char** argv) {
   sim_cmd->add_option("--msgs", msgs, "The median pair's count (default: the noise model's)");
   sim_cmd->add_flag("--header", header, "Print the table's header first");
   bool show_kinds = false;
+  double model_alpha = 0;
+  sim_cmd->add_option("--model", model_alpha,
+                      "Judge by the effects model (issue 42's first step) at this chance of naming a healthy part "
+                      "per run, e.g. 0.001, instead of today's finder");
   sim_cmd->add_flag("--kinds", show_kinds, "Below the row, the wrong causes counted, by kind");
   CLI11_PARSE(app, argc, argv);
   f.pattern = pattern == "spread" ? pattern_kind::spread : pattern_kind::mesh;
@@ -101,7 +105,7 @@ int main(int argc, char** argv) {
       fmt::print("{:>6} {:>4} {:>5} {:>6} {:>9} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", "nodes", "ppn",
                  "rails", "leaves", "pattern", "noise", "fault", "jobs", "named %", "false %", "false/1k node",
                  "unjudged", "judge s");
-    return simulate(f, noise, fault_text, jobs, seed, msgs, show_kinds);
+    return simulate(f, noise, fault_text, jobs, seed, msgs, show_kinds, model_alpha);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rdmamesh-sim: %s\n", e.what());
     return 2;

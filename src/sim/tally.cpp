@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "rdmamesh/stats/model.hpp"
+
 namespace rdmamesh::sim {
 namespace {
 
@@ -89,16 +91,27 @@ fault parse_fault(const std::string& text) {
   return {it->second, pct / 100};
 }
 
-tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std::uint32_t jobs, std::uint64_t seed) {
+tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std::uint32_t jobs, std::uint64_t seed,
+               double model_alpha) {
   std::mt19937_64 g(seed);
   tally t;
   for (std::uint32_t j = 0; j < jobs; ++j) {
     const auto r = generate(f, nm, x, g);
     const auto t0 = std::chrono::steady_clock::now();
-    const auto v = judge(r.m, 4096, true, 1, r.node_of, r.rail_of, 90, r.leaf_of);
+    auto v = model_alpha > 0 ? judged{} : judge(r.m, 4096, true, 1, r.node_of, r.rail_of, 90, r.leaf_of);
+    if (model_alpha > 0) {
+      for (const auto& m : stats::find_by_model(r.m, r.node_of, {.alpha = model_alpha})) {
+        stats::folded_cause c;
+        c.kind = m.kind;
+        c.node = m.node;
+        c.rank = m.rank;
+        c.counted = true;
+        v.verdict.causes.push_back(std::move(c));
+      }
+    }
     t.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ++t.jobs;
-    t.unjudged += !std::isfinite(v.report.threshold_pct);
+    t.unjudged += model_alpha == 0 && !std::isfinite(v.report.threshold_pct);
     bool hit = false, other = false;
     std::set<std::int32_t> drained;
     for (const auto& c : v.verdict.causes) {

@@ -18,13 +18,13 @@ using namespace rdmamesh;
 namespace {
 
 // ranks by node, local ranks spread over the rails, nodes in equal blocks under the leaves
-struct shape {
+struct spread_shape {
   std::vector<std::uint32_t> members;
   std::vector<std::int32_t> node_of, rail_of, leaf_of;
 };
 
-shape fabric(std::uint32_t nodes, std::uint32_t per_node, std::uint32_t rails, std::uint32_t leaves) {
-  shape f;
+spread_shape spread_fabric(std::uint32_t nodes, std::uint32_t per_node, std::uint32_t rails, std::uint32_t leaves) {
+  spread_shape f;
   for (std::uint32_t r = 0; r < nodes * per_node; ++r) {
     const std::uint32_t node = r / per_node;
     f.members.push_back(r);
@@ -35,12 +35,12 @@ shape fabric(std::uint32_t nodes, std::uint32_t per_node, std::uint32_t rails, s
   return f;
 }
 
-plan::spread_plan plan_of(const shape& f, std::uint32_t k, std::uint64_t seed = 1) {
+plan::spread_plan spread_plan_of(const spread_shape& f, std::uint32_t k, std::uint64_t seed = 1) {
   return plan::spread_rounds(f.members, f.node_of, f.rail_of, f.leaf_of, k, seed);
 }
 
 // Checks every property a user relies on; returns each member's partners each way.
-void check(const plan::spread_plan& p, const shape& f) {
+void check_plan(const plan::spread_plan& p, const spread_shape& f) {
   const std::size_t n = f.node_of.size();
   std::vector<std::vector<std::uint32_t>> to(n), from(n);
   for (const auto& round : p.rounds) {
@@ -86,31 +86,31 @@ void check(const plan::spread_plan& p, const shape& f) {
 }  // namespace
 
 TEST_CASE("spread: 3 nodes x 2 ranks without a tree: every off-node partner there is, each way") {
-  const auto f = fabric(3, 2, 1, 0);
-  const auto p = plan_of(f, 8);
+  const auto f = spread_fabric(3, 2, 1, 0);
+  const auto p = spread_plan_of(f, 8);
   // 6 ranks, 2 on a node: offsets 2..4, three rounds, however many were asked for
   CHECK(p.rounds.size() == 3);
   CHECK(p.partners == 3);
   CHECK(p.reach == plan::spread_reach::nodes);
   CHECK(p.alone.empty());
-  check(p, f);
+  check_plan(p, f);
   CHECK(plan::describe(p, 1) == "3 round(s), seed 1: every rank meets 3 partner(s) each way, on other nodes");
 }
 
 TEST_CASE("spread: 4 096 nodes x 8 rails under 128 leaves: 16 rounds, every uplink both ways in each") {
-  const auto f = fabric(4096, 8, 8, 128);
-  const auto p = plan_of(f, 16);
+  const auto f = spread_fabric(4096, 8, 8, 128);
+  const auto p = spread_plan_of(f, 16);
   CHECK(p.rounds.size() == 16);  // the check's length: K rounds, whatever N is
   CHECK(p.partners == 16);
   CHECK(p.reach == plan::spread_reach::leaves);
   for (const auto& round : p.rounds) CHECK(round.size() == f.members.size());
-  check(p, f);
+  check_plan(p, f);
 }
 
 TEST_CASE("spread: partners are far and near, not one leaf's neighbours") {
-  const auto f = fabric(64, 1, 1, 16);
-  const auto p = plan_of(f, 8);
-  check(p, f);
+  const auto f = spread_fabric(64, 1, 1, 16);
+  const auto p = spread_plan_of(f, 8);
+  check_plan(p, f);
   // rank 0 meets 8 partners on at least 6 different leaves (strata over the whole range)
   std::set<std::int32_t> leaves;
   for (const auto& round : p.rounds)
@@ -120,14 +120,14 @@ TEST_CASE("spread: partners are far and near, not one leaf's neighbours") {
 }
 
 TEST_CASE("spread: the seed alone makes the plan") {
-  const auto f = fabric(32, 2, 1, 4);
-  CHECK(plan_of(f, 6, 7).rounds == plan_of(f, 6, 7).rounds);
-  CHECK(plan_of(f, 6, 7).rounds != plan_of(f, 6, 8).rounds);
-  check(plan_of(f, 6, 8), f);
+  const auto f = spread_fabric(32, 2, 1, 4);
+  CHECK(spread_plan_of(f, 6, 7).rounds == spread_plan_of(f, 6, 7).rounds);
+  CHECK(spread_plan_of(f, 6, 7).rounds != spread_plan_of(f, 6, 8).rounds);
+  check_plan(spread_plan_of(f, 6, 8), f);
 }
 
 TEST_CASE("spread: only the members play (a --scaling step), and a rank alone on its rail is said") {
-  const auto f = fabric(8, 4, 1, 2);
+  const auto f = spread_fabric(8, 4, 1, 2);
   std::vector<std::uint32_t> first;  // local rank 0 of each node
   for (auto r : f.members)
     if (r % 4 == 0) first.push_back(r);
@@ -167,13 +167,13 @@ TEST_CASE("spread: a leaf with most of the ranks falls back to other nodes, one 
   const auto p = plan::spread_rounds(all, node_of, rail_of, leaf_of, 4, 1);
   CHECK(p.reach == plan::spread_reach::nodes);
   CHECK(p.partners == 4);
-  check(p, {all, node_of, rail_of, leaf_of});
+  check_plan(p, {all, node_of, rail_of, leaf_of});
 
-  const auto one = fabric(1, 4, 1, 0);
-  const auto q = plan_of(one, 8);
+  const auto one = spread_fabric(1, 4, 1, 0);
+  const auto q = spread_plan_of(one, 8);
   CHECK(q.reach == plan::spread_reach::within_node);
   CHECK(q.partners == 3);
-  check(q, one);
+  check_plan(q, one);
 }
 
 TEST_CASE("spread: --partners and --seed apply to --pattern spread, at least one partner") {

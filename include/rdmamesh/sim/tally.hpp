@@ -40,6 +40,9 @@ struct tally {
 // `fault` "none" or KIND:PCT (rank, nic, node, link, uplink); throws std::invalid_argument otherwise.
 fault parse_fault(const std::string& text);
 
-tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std::uint32_t jobs, std::uint64_t seed);
+// `model_alpha` > 0: judged by the effects model (stats/model.hpp) at that family-wise level
+// instead of today's finder and fold.
+tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std::uint32_t jobs, std::uint64_t seed,
+               double model_alpha = 0);
 
 }  // namespace rdmamesh::sim
