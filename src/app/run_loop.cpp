@@ -48,8 +48,11 @@ void inject_into_run(const setup& s, Engine& eng, std::uint32_t me, std::uint32_
 plan::subset_schedule schedule_of(const context& c, const setup& s, pattern_kind pattern,
                                   std::vector<std::uint32_t> members) {
   if (pattern == pattern_kind::spread) {
-    return {plan::spread_rounds(members, s.node_of, s.rail_of, s.leaf_of, c.o.partners, c.o.seed).rounds, c.n,
-            pattern_kind::spread};
+    // every rank: the plan setup made; a --scaling step: its own over the active ranks
+    auto rounds = members.size() == c.n
+                      ? s.spread.rounds
+                      : plan::spread_rounds(members, s.node_of, s.rail_of, s.leaf_of, c.o.partners, c.o.seed).rounds;
+    return {std::move(rounds), c.n, pattern_kind::spread};
   }
   return {pattern, plan::rail_groups(std::move(members), s.rail_of, c.o.rails), c.n, c.o.bidirectional, c.o.target};
 }

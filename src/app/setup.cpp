@@ -256,11 +256,12 @@ bool has_spread(const options& o) {
   return std::ranges::find(o.patterns, pattern_kind::spread) != o.patterns.end();
 }
 
-// --pattern spread pairs ranks of one rail: a job where no rail has two ranks has nothing to run
-void check_spread(const options& o, const setup& s, const std::vector<std::uint32_t>& everyone) {
-  if (!has_spread(o) ||
-      !plan::spread_rounds(everyone, s.node_of, s.rail_of, s.leaf_of, o.partners, o.seed).rounds.empty())
-    return;
+// --pattern spread's plan over every rank, once (the header and the runs read it); a job where
+// no rail has two ranks has nothing to run
+void plan_spread(const options& o, setup& s, const std::vector<std::uint32_t>& everyone) {
+  if (!has_spread(o)) return;
+  s.spread = plan::spread_rounds(everyone, s.node_of, s.rail_of, s.leaf_of, o.partners, o.seed);
+  if (!s.spread.rounds.empty()) return;
   throw usage_error(
       "--pattern spread pairs ranks on the same rail, and no rail has two ranks: run more ranks (one per NIC on each "
       "node) or use another pattern");
@@ -281,7 +282,7 @@ int connect_fabric(const mpi::world& w, const options& o, setup& s, const placed
   if (const int code = step(w,
                             [&] {
                               plan::check_rail_groups(plan::rail_groups(everyone, s.rail_of, o.rails), o.rails);
-                              check_spread(o, s, everyone);
+                              plan_spread(o, s, everyone);
                             });
       code != exit_ok)
     return code;
@@ -370,12 +371,7 @@ void print_header(const mpi::world& w, const options& o, setup& s, stats::setup_
         missing.empty() ? ""
                         : fmt::format("; under no switch of it (judged as nodes only): {}", fmt::join(missing, ", ")));
   }
-  if (has_spread(o)) {
-    std::vector<std::uint32_t> everyone(s.n);
-    for (std::uint32_t r = 0; r < s.n; ++r) everyone[r] = r;
-    const auto plan = plan::spread_rounds(everyone, s.node_of, s.rail_of, s.leaf_of, o.partners, o.seed);
-    header += fmt::format("# spread: {}\n", plan::describe(plan, o.seed));
-  }
+  if (has_spread(o)) header += fmt::format("# spread: {}\n", plan::describe(s.spread, o.seed));
   print(header + io::format_table_header(o));
   if (s.file) s.file->write_ranks(s.ranks, all_took, all_held);
   if (s.file && !s.switches.empty()) s.file->write_topology(s.switches, nodes, node_leaf);

@@ -19,6 +19,7 @@
 #include "rdmamesh/io/results_file.hpp"
 #include "rdmamesh/mpi/world.hpp"
 #include "rdmamesh/plan/layout.hpp"
+#include "rdmamesh/plan/spread.hpp"
 #include "rdmamesh/plan/switches.hpp"
 #include "rdmamesh/stats/config.hpp"
 #include "rdmamesh/stats/outliers.hpp"
@@ -42,6 +43,7 @@ struct setup {
   std::string topology_note;                  // Slurm's tree, found and not used: why (a header line)
   std::vector<stats::config_finding> config;  // rank 0: NICs set up unlike the others (compare_nics)
   std::vector<std::uint32_t> steps{0};        // --scaling steps; 0: every rank active
+  plan::spread_plan spread;                   // --pattern spread over every rank (empty without it)
   plan::layout layout;
   std::optional<fault> injected;
   std::unique_ptr<io::results_file> file;  // rank 0 with -o only
