@@ -366,11 +366,15 @@ bool may_name(const evidence& ev, const screen& sc, const candidate& c, const ma
   return std::ranges::any_of(std::array{0, 1}, [&](int d) { return pairs[d] >= 2 && 2 * slow[d] >= pairs[d]; });
 }
 
-// A candidate against the judged pairs that touch neither it nor a cause already named: a side
-// is named when its median falls below --slow % of the cohort and below -k times the reference
-// ranks' spread (with the count's error); its slow pairs are those below --slow %.
-verdict against_noise(const evidence& ev, const candidate& c, const mask& covered, const mask& explained,
-                      const finder_settings& s) {
+// What a candidate's sides are judged against: the judged pairs that touch neither it nor a
+// cause already named, scored against their cohorts, and how much whole ranks among them differ.
+struct reference {
+  scores sc;
+  double spread = nan;         // rank_spread of the reference
+  std::vector<double> others;  // the reference pairs of the candidate's classes, ascending
+};
+
+reference reference_of(const evidence& ev, const candidate& c, const mask& covered, const finder_settings& s) {
   mask ref(ev.judged.size(), 0);
   for (std::uint32_t a = 0; a < ev.n; ++a) {
     for (std::uint32_t b = 0; b < ev.n; ++b) {
@@ -378,40 +382,66 @@ verdict against_noise(const evidence& ev, const candidate& c, const mask& covere
       ref[i] = ev.judged[i] && !covered[i] && !c.member[a] && !c.member[b];
     }
   }
-  const scores sc = score(ev, ref, s);
-  const double spread = rank_spread(ev, ref, sc.z, s.min_spread);
-  const double floor = std::log(s.slow_pct / 100);
-  // the reference pairs of its classes, in order: the same for both sides
-  std::vector<double> others;
+  reference r{score(ev, ref, s), nan, {}};
+  r.spread = rank_spread(ev, ref, r.sc.z, s.min_spread);
   for (std::size_t i = 0; i < ref.size(); ++i) {
-    if (ref[i] && !std::isnan(sc.z[i]) && !(c.across_only && !pair_classes::across(ev.cls[i])))
-      others.push_back(sc.z[i]);
+    if (ref[i] && !std::isnan(r.sc.z[i]) && !(c.across_only && !pair_classes::across(ev.cls[i])))
+      r.others.push_back(r.sc.z[i]);
   }
-  std::sort(others.begin(), others.end());
+  std::sort(r.others.begin(), r.others.end());
+  return r;
+}
+
+// One side of a candidate against a reference: named when its median falls below --slow % of the
+// cohort and below -k times the reference ranks' spread (with the count's error); its slow pairs
+// are those below --slow %.
+side judge_side(const evidence& ev, const reference& ref, const candidate& c, bool sends, const mask& covered,
+                const finder_settings& s) {
+  side sd;
+  sd.pairs = side_pairs(ev, c, sends, covered, ref.sc.z);
+  if (!ref.sc.usable || std::isnan(ref.spread) || sd.pairs.size() < 2) return sd;
+  const double floor = std::log(s.slow_pct / 100);
+  std::vector<double> zs, errors;
+  for (auto i : sd.pairs) {
+    zs.push_back(ref.sc.z[i]);
+    errors.push_back(counting_error(ev, std::exp(ev.log_bw[i] - ref.sc.z[i]) * ev.expected[i]));
+    sd.slow.push_back(ref.sc.z[i] < floor);
+  }
+  // a median of m pairs varies at least as pairs do, over the square root of m (a few ranks
+  // left to compare with say little about how much ranks differ)
+  const double yardstick =
+      std::max(ref.spread, 1.2533 * ref.sc.spread / std::sqrt(static_cast<double>(sd.pairs.size())));
+  const double d = median_of(zs);
+  // beyond the run's noise: below k spreads of how ranks differ and, by order alone, below the
+  // reference pairs of its classes (p < 2 %); or so far below them by order that no spread is
+  // needed (p < 0.1 %: a handful of chances in a run's candidates)
+  const double p = rank_sum_p(zs, ref.others);
+  const double count_error = median_of(errors);
+  const bool spread_says = d < -s.k * std::hypot(yardstick, count_error);
+  // never within what the counts themselves can move by
+  sd.named = d < floor && d < -s.k * count_error && ((spread_says && p < s.p_loose) || p < s.p_strict);
+  if (sd.named) sd.median_pct = std::exp(d) * 100;
+  return sd;
+}
+
+// A candidate against the judged pairs that touch neither it nor a cause already named. A node
+// with several NICs names a side only where each NIC's part of it is beyond the noise on its own,
+// against the same reference: a node claims all of its NICs, and one slow NIC pulls its node's
+// median down with it (in a noisy run its healthy sibling's pairs fall under --slow % too, and the
+// node explained more slow pairs than the NIC did).
+verdict against_noise(const evidence& ev, const candidate& c, std::span<const candidate> parts, const mask& covered,
+                      const mask& explained, const finder_settings& s) {
+  const reference ref = reference_of(ev, c, covered, s);
   verdict v;
-  for (auto [sd, sends] : {std::pair{&v.sends, true}, std::pair{&v.receives, false}}) {
-    sd->pairs = side_pairs(ev, c, sends, covered, sc.z);
-    if (!sc.usable || std::isnan(spread) || sd->pairs.size() < 2) continue;
-    std::vector<double> zs, errors;
-    for (auto i : sd->pairs) {
-      zs.push_back(sc.z[i]);
-      errors.push_back(counting_error(ev, std::exp(ev.log_bw[i] - sc.z[i]) * ev.expected[i]));
-      sd->slow.push_back(sc.z[i] < floor);
+  for (auto [sd, sends_] : {std::pair{&v.sends, true}, std::pair{&v.receives, false}}) {
+    const bool sends = sends_;  // clang before 16 cannot capture a structured binding in a lambda
+    *sd = judge_side(ev, ref, c, sends, covered, s);
+    if (sd->named && !parts.empty()) {
+      sd->named = std::ranges::all_of(
+          parts, [&](const candidate& part) { return judge_side(ev, ref, part, sends, covered, s).named; });
+      if (!sd->named) sd->median_pct = nan;
     }
-    // a median of m pairs varies at least as pairs do, over the square root of m (a few ranks
-    // left to compare with say little about how much ranks differ)
-    const double yardstick = std::max(spread, 1.2533 * sc.spread / std::sqrt(static_cast<double>(sd->pairs.size())));
-    const double d = median_of(zs);
-    // beyond the run's noise: below k spreads of how ranks differ and, by order alone, below the
-    // reference pairs of its classes (p < 2 %); or so far below them by order that no spread is
-    // needed (p < 0.1 %: a handful of chances in a run's candidates)
-    const double p = rank_sum_p(zs, others);
-    const double count_error = median_of(errors);
-    const bool spread_says = d < -s.k * std::hypot(yardstick, count_error);
-    // never within what the counts themselves can move by
-    sd->named = d < floor && d < -s.k * count_error && ((spread_says && p < s.p_loose) || p < s.p_strict);
     if (!sd->named) continue;
-    sd->median_pct = std::exp(d) * 100;
     for (std::size_t k = 0; k < sd->pairs.size(); ++k) {
       v.explains += sd->slow[k] && !explained[sd->pairs[k]];
       v.fine += !sd->slow[k];
@@ -694,6 +724,43 @@ void fold_one_rank_nics(std::vector<outlier>& found, std::span<const nic_group> 
   }
 }
 
+// Every NIC of a node named on its own is the node (what is drained), named once with its median
+// over all of the node's pairs to other nodes: one slow NIC of two is no longer read as its node
+// (against_noise), so a node whose NICs are all slow is found NIC by NIC.
+void join_nics(const evidence& ev, std::int32_t node, std::span<const candidate> its, const mask& covered,
+               const finder_settings& s, std::vector<outlier>& found) {
+  const auto is_part = [&](const outlier& o) {
+    return o.kind == outlier_kind::nic && o.basis == outlier_basis::noise && o.node == node;
+  };
+  if (its.size() < 2 || static_cast<std::size_t>(std::ranges::count_if(found, is_part)) != its.size()) return;
+  candidate whole{outlier_kind::node, node, -1, std::vector<std::uint8_t>(ev.n, 0), true};
+  for (const auto& part : its)
+    for (std::uint32_t r = 0; r < ev.n; ++r) whole.member[r] |= part.member[r];
+  // judged as the node would have been before its NICs were named: its pairs back in play
+  mask open = covered;
+  for (std::uint32_t a = 0; a < ev.n; ++a) {
+    for (std::uint32_t b = 0; b < ev.n; ++b) {
+      if (whole.member[a] || whole.member[b]) open[std::size_t{a} * ev.n + b] = 0;
+    }
+  }
+  const reference ref = reference_of(ev, whole, open, s);
+  outlier o{outlier_kind::node, outlier_basis::noise, node, -1, -1, nan, nan, 0, 0};
+  for (const auto& p : found) {
+    if (!is_part(p)) continue;
+    for (auto [sends, named, pct] : {std::tuple{true, !std::isnan(p.send_pct), &o.send_pct},
+                                     std::tuple{false, !std::isnan(p.recv_pct), &o.recv_pct}}) {
+      if (!named || !std::isnan(*pct)) continue;
+      std::vector<double> zs;
+      for (auto i : side_pairs(ev, whole, sends, open, ref.sc.z)) zs.push_back(ref.sc.z[i]);
+      if (!zs.empty()) *pct = std::exp(median_of(std::move(zs))) * 100;
+    }
+    o.pairs += p.pairs;
+    o.fine += p.fine;
+  }
+  std::erase_if(found, is_part);
+  found.push_back(o);
+}
+
 }  // namespace
 
 outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
@@ -737,16 +804,28 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
   if (out.too_few_msgs || out.too_short) return out;  // an absolute floor holds; the noise cannot be told
   // each candidate against the judged pairs that touch neither it nor a cause already named
   screen scr;
+  // a node's NICs as parts of it: their pairs to other nodes only, as the node's
+  std::map<std::int32_t, std::vector<candidate>> parts;
+  for (const auto& g : nics) {
+    if (g.members.size() == ev.n) parts[g.node].push_back({outlier_kind::nic, g.node, -1, g.members, true, g.rail});
+  }
+  const auto parts_of = [&](std::int32_t node) {
+    const auto it = parts.find(node);
+    return it == parts.end() ? std::span<const candidate>{} : std::span<const candidate>(it->second);
+  };
   const double slow_floor = std::log(s.slow_pct / 100);
   for (auto& o : cover(
            candidates(ev.n, node_of, uplinks, nics), outlier_basis::noise,
            [&](const candidate&c, const mask&cov, const mask&expl) {
-             return may_name(ev, scr, c, cov, slow_floor) ? against_noise(ev, c, cov, expl, s) : verdict{};
+             if (!may_name(ev, scr, c, cov, slow_floor)) return verdict{};
+             return against_noise(ev, c, c.kind == outlier_kind::node ? parts_of(c.node) : std::span<const candidate>{},
+                                  cov, expl, s);
            },
            [&](const mask&cov) { scr = make_screen(ev, cov); }, covered)) {
     out.found.push_back(o);
   }
   fold_one_rank_nics(out.found, nics);
+  for (const auto& [node, its] : parts) join_nics(ev, node, its, covered, s, out.found);
 
   // what no cause explains: its noise, and single pairs beyond the stricter bound
   mask rest(ev.judged.size(), 0);

@@ -10,7 +10,8 @@
 // MAD, of their sides' medians; at least the pairs' spread over sqrt(m) for m pairs), combined
 // with the count's own error (a count moves in steps of the run's quantum: CQ moderation,
 // completions the NIC coalesces). The cause that explains the most slow pairs (below --slow %)
-// is named first (a node before its ranks), then the next against what is left. A single pair
+// is named first (a node before its ranks), then the next against what is left; a node with
+// several NICs only where each NIC's pairs are beyond the noise on their own. A single pair
 // nothing larger explains is a link, below -k_link times the spread of the pairs no cause
 // explains. With --topology a switch's uplink is a candidate too: the ranks under it, judged by
 // their pairs out of and into that subtree. Failed pairs are causes of their own. --expect adds an absolute floor per
