@@ -37,6 +37,24 @@ got=$(cd /tmp && RDMAMESH_SITE="$prefix/site.conf" RDMAMESH_DURATION=7 RDMAMESH_
 rc=$?
 grep -qE "dry run on .*: would run mpirun $prefix/bin/rdmamesh .*--sizes 1M -D 7 .*nothing run, nothing drained" <<<"$got" &&
   [ "$rc" = 0 ] || fail "the health job's dry run with a site file (exit $rc): $got"
+# above RDMAMESH_SPREAD_ABOVE nodes (64 by default) the health job plays rounds of disjoint pairs,
+# not the mesh, and says so; a count that is not one is refused by name
+health_dry() {
+  (cd /tmp && RDMAMESH_DRY_RUN=1 RDMAMESH_LAUNCHER=mpirun RDMAMESH_BIN="$prefix/bin/rdmamesh" \
+    RDMAMESH_RESULTS="$prefix/results" RDMAMESH_JOBS="$prefix/share/rdmamesh/jobs" "$@" \
+    bash "$prefix/share/rdmamesh/jobs/healthcheck.sbatch" 2>&1)
+}
+got=$(health_dry env SLURM_JOB_NUM_NODES=64)
+grep -q "would run mpirun .* --pattern mesh " <<<"$got" && ! grep -q spread <<<"$got" ||
+  fail "a 64-node health job's dry run: $got"
+got=$(health_dry env SLURM_JOB_NUM_NODES=65 RDMAMESH_PARTNERS=6)
+grep -q "65 nodes, above RDMAMESH_SPREAD_ABOVE=64: --pattern spread --partners 6" <<<"$got" &&
+  grep -q "would run mpirun .* --pattern spread --partners 6 " <<<"$got" || fail "a 65-node health job's dry run: $got"
+got=$(health_dry env SLURM_JOB_NUM_NODES=3 RDMAMESH_SPREAD_ABOVE=2)
+grep -q "would run mpirun .* --pattern spread --partners 8 " <<<"$got" || fail "RDMAMESH_SPREAD_ABOVE=2 on 3 nodes: $got"
+got=$(health_dry env RDMAMESH_SPREAD_ABOVE=many)
+rc=$?
+[ "$rc" = 2 ] && grep -q "RDMAMESH_SPREAD_ABOVE=many: a node count" <<<"$got" || fail "RDMAMESH_SPREAD_ABOVE=many (exit $rc): $got"
 got=$(cd /tmp && RDMAMESH_SITE="$prefix/nope.conf" RDMAMESH_JOBS="$prefix/share/rdmamesh/jobs" \
   bash "$prefix/share/rdmamesh/jobs/mesh.sbatch" 2>&1)
 rc=$?
