@@ -4,7 +4,9 @@ port shaped by the kernel): each job once however often it is ingested, every no
 counted exactly as often as the jobs' own verdict files counted it, and the page drawing it.
 Then the monitoring a site wires to the health job, on a job that counted a node: the
 node_exporter textfiles (analysis/exporter) and the node check NHC runs (jobs/nhc/rdmamesh.nhc,
-jobs/rdmamesh-node-check) fail that node alone, with the verdict's own drain reason.
+jobs/rdmamesh-node-check) fail that node alone, with the verdict's own drain reason. The page
+is drawn by a real browser (headless chromium, tools/install-deps --tests) and every red cell
+it holds must show.
 
   tests/vm/check_history.py BUILD/tests   (after the VM tests: their files are in vm-*/)"""
 import glob
@@ -58,6 +60,27 @@ class Cells(HTMLParser):
             if self.row["text"]:
                 self.rows.append(self.row)
             self.row = None
+
+
+def rendered_red_cells(page):
+    """The page as a real browser draws it (headless chromium's screenshot): how many red timeline
+    cells it shows, each counted by its top-left corner (cells are apart by their borders), or
+    None where it could not be drawn."""
+    import matplotlib.image
+    import numpy as np
+    png = page + ".png"
+    r = subprocess.run(["chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                        "--window-size=1400,4000", f"--screenshot={png}", "file://" + page],
+                       capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0 and os.path.exists(png), f"chromium could not draw the page (exit {r.returncode}): "
+                                                      f"{r.stderr[-300:]}")
+    if not os.path.exists(png):
+        return None
+    rgb = (matplotlib.image.imread(png)[:, :, :3] * 255).round().astype(int)
+    red = (rgb[:, :, 0] == 0xdd) & (rgb[:, :, 1] == 0x55) & (rgb[:, :, 2] == 0x55)
+    above, left = np.zeros_like(red), np.zeros_like(red)
+    above[1:], left[:, 1:] = red[:-1], red[:, :-1]
+    return int((red & ~above & ~left).sum())
 
 
 def monitoring(files):
@@ -170,6 +193,11 @@ def main():
         for node, n in want.items():
             check(node in rows and rows[node]["red"] == n,
                   f"the page's timeline for {node}: {rows.get(node, {}).get('red')} red cell(s), expected {n}")
+        # what an operator sees: every red cell of the page drawn, none lost off its edge
+        red = sum(r["red"] for r in cells.rows)
+        drawn = rendered_red_cells(page)
+        check(drawn == red, f"chromium draws {drawn} red timeline cell(s), the page holds {red}")
+        print(f"history: the page drawn by chromium shows {drawn} red cell(s) of {red}")
     monitoring(files)
     print(f"history: {jobs_with_verdict} jobs, counted per node {want}, {len(failures)} problem(s)")
     sys.exit(1 if failures else 0)
