@@ -77,6 +77,7 @@ void gather_bandwidth(const context& c, const engine::core& base, rank_run& acc,
                                        .max_quantum = plan::cq_mod_for(c.o, r.size, c.window),
                                        .min_pair_s = 0.1};
     r.outliers = stats::find_outliers(*r.bw, r.size, c.node_of, judge, c.uplinks, c.nics);
+    r.false_alarms = stats::estimate_false_alarms(*r.bw, r.size, c.node_of, judge, c.uplinks, c.nics, *r.outliers);
     r.outlier_text = io::outlier_lines(r, c.ranks, c.uplink_names);
   }
 }
@@ -159,6 +160,7 @@ void publish(const context& c, io::run_record r) {
     if (r.outliers->found[i].kind != stats::outlier_kind::failed) print(r.outlier_text[i] + "\n");
   }
   if (r.outliers) print(io::judged_line(*r.outliers) + "\n");
+  if (const auto line = io::false_alarm_line(r.false_alarms); !line.empty()) print(line + "\n");
   if (const auto line = io::host_line(r); !line.empty()) print(line + "\n");
   for (const auto& line : io::port_lines(r, c.ranks)) print(line + "\n");
   for (const auto& line : io::retest_lines(r, c.ranks)) print(line + "\n");

@@ -458,4 +458,16 @@ std::string judged_line(const stats::outlier_report& rep) {
                      suspects, noise);
 }
 
+std::string false_alarm_line(const stats::false_alarms& fa) {
+  if (fa.drawn == 0) return {};
+  constexpr const char* what = "a healthy fabric as noisy as this run has a cause named in";
+  if (fa.named == 0) {
+    // none seen in n draws: 3 / n bounds the rate at 95 % (the rule of three)
+    return fmt::format("# false alarms: {} none of {} runs drawn like it and judged alike (under {:.2g} % at 95 %)",
+                       what, fa.drawn, 300.0 / fa.drawn);
+  }
+  return fmt::format("# false alarms: {} {:.2g} % of runs ({} of {} drawn like it and judged alike)", what, fa.pct(),
+                     fa.named, fa.drawn);
+}
+
 }  // namespace rdmamesh::io

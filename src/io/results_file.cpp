@@ -457,6 +457,9 @@ void results_file::write_outliers(hid_t run_group, const options& o, const run_r
   h5::set_attr(g.get(), "judged", static_cast<std::int64_t>(rep.judged));
   h5::set_attr(g.get(), "expect_bps", rep.expect_bps);
   h5::set_attr(g.get(), "verdict", io::judged_line(rep));
+  // the run's stated false-alarm level: healthy runs drawn like it, and how many named a cause
+  h5::set_attr(g.get(), "false_alarm_drawn", static_cast<std::int64_t>(run.false_alarms.drawn));
+  h5::set_attr(g.get(), "false_alarm_named", static_cast<std::int64_t>(run.false_alarms.named));
   const auto& found = rep.found;
   write_column(g.get(), "kind", found, [](const stats::outlier& f) { return std::string(stats::to_string(f.kind)); });
   write_column(g.get(), "basis", found, [](const stats::outlier& f) { return std::string(stats::to_string(f.basis)); });

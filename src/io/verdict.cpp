@@ -283,6 +283,10 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
            {"runs", {{"bandwidth", v.runs}, {"judged", v.runs_judged}}},
            {"causes", causes},
            {"drain", drain_list}};
+  doc["false_alarms"] =
+      v.stated.drawn > 0
+          ? json{{"run", v.stated_run}, {"drawn", v.stated.drawn}, {"named", v.stated.named}, {"pct", v.stated.pct()}}
+          : json(nullptr);
   doc["expect"] = ctx.expect_bps > 0 ? json{{"bytes_per_s", ctx.expect_bps}, {"how", ctx.expect_how}} : json(nullptr);
   if (const char* job = std::getenv("SLURM_JOB_ID")) doc["slurm_job_id"] = job;
   return doc.dump(2) + "\n";

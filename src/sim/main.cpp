@@ -20,26 +20,27 @@ using namespace rdmamesh;
 
 namespace {
 
-int replay(const std::string& path) {
+int replay(const std::string& path, std::uint32_t stated) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error(fmt::format("cannot read {}: run tools/export-runs first", path));
   for (const auto& r : sim::read_runs(in)) {
-    const auto j = sim::judge(r.m, r.size, r.counted, r.cq_mod, r.node_of, r.rail_of, r.slow_pct);
+    const auto j = sim::judge(r.m, r.size, r.counted, r.cq_mod, r.node_of, r.rail_of, r.slow_pct, {}, stated);
     std::string now;
     for (const auto& c : j.verdict.causes) {
       if (c.counted) now += (now.empty() ? "" : ",") + sim::describe(c);
     }
-    fmt::print("{:<50} then {:<24} now {}\n", r.label, r.recorded, now.empty() ? "-" : now);
+    fmt::print("{:<50} then {:<24} now {}{}\n", r.label, r.recorded, now.empty() ? "-" : now,
+               j.stated.drawn > 0 ? fmt::format("  (stated false alarms {:.3g} %)", j.stated.pct()) : "");
   }
   return 0;
 }
 
 int simulate(const sim::fabric_shape& f, const std::string& noise, const std::string& fault_text, std::uint32_t jobs,
-             std::uint64_t seed, double msgs, bool show_kinds, double model_alpha) {
+             std::uint64_t seed, double msgs, bool show_kinds, double model_alpha, std::uint32_t stated) {
   auto nm = noise == "nic" ? sim::nic_noise() : sim::emulator_noise();
   if (msgs > 0) nm.msgs = msgs;
   const sim::fault x = sim::parse_fault(fault_text);
-  const auto t = sim::run_jobs(f, nm, x, jobs, seed, model_alpha);
+  const auto t = sim::run_jobs(f, nm, x, jobs, seed, model_alpha, stated);
   const double n = static_cast<double>(t.jobs);
   const double healthy_node_jobs = n * (f.nodes - (x.kind == sim::fault_kind::none ? 0 : 1));
   fmt::print("{:>6} {:>4} {:>5} {:>6} {:>9} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", f.nodes, f.per_node,
@@ -49,6 +50,14 @@ int simulate(const sim::fabric_shape& f, const std::string& noise, const std::st
              fmt::format("{:.2f}", 100.0 * static_cast<double>(t.false_jobs) / n),
              fmt::format("{:.2f}", 1000.0 * static_cast<double>(t.false_nodes) / healthy_node_jobs),
              fmt::format("{:.1f}", 100.0 * static_cast<double>(t.unjudged) / n), fmt::format("{:.4f}", t.seconds / n));
+  if (stated > 0 && model_alpha == 0) {
+    // what each run states against what the runs did: on a healthy fabric, the two should agree
+    fmt::print("  stated false-alarm level, mean over runs: {:.1f} % ({} healthy runs drawn like each); {}\n",
+               t.stated_pct / n, stated,
+               x.kind == sim::fault_kind::none ? fmt::format("measured: {:.1f} % of these healthy runs named a cause",
+                                                             100.0 * static_cast<double>(t.run_named) / n)
+                                               : std::string("(a faulted fabric: nothing to measure it against)"));
+  }
   if (show_kinds && !t.false_kinds.empty()) {
     std::vector<std::string> kinds;
     for (const auto& [k, count] : t.false_kinds) kinds.push_back(fmt::format("{} {}", k, count));
@@ -65,6 +74,9 @@ int main(int argc, char** argv) {
   auto* rep = app.add_subcommand("replay", "Judge recorded runs (tools/export-runs FILE.h5... > RUNS) again");
   std::string runs_path;
   rep->add_option("runs", runs_path, "The exported runs")->required();
+  std::uint32_t rep_stated = 0;
+  rep->add_option("--stated", rep_stated,
+                  "Each run's stated false-alarm level too, from this many healthy runs drawn like it");
   auto* sim_cmd = app.add_subcommand("simulate", "Judge simulated runs (mesh or spread); one table row per call");
   sim::fabric_shape f;
   std::string noise = "emulator", fault_text = "none";
@@ -97,15 +109,19 @@ int main(int argc, char** argv) {
                       "Judge by the effects model (issue 42's first step) at this chance of naming a healthy part "
                       "per run, e.g. 0.001, instead of today's finder");
   sim_cmd->add_flag("--kinds", show_kinds, "Below the row, the wrong causes counted, by kind");
+  std::uint32_t stated = 0;
+  sim_cmd->add_option("--stated", stated,
+                      "Below the row, the false-alarm level each run states (rdmamesh's '# false alarms:' line, from "
+                      "this many healthy runs drawn like it), beside how often these runs named a cause");
   CLI11_PARSE(app, argc, argv);
   f.pattern = pattern == "spread" ? pattern_kind::spread : pattern_kind::mesh;
   try {
-    if (rep->parsed()) return replay(runs_path);
+    if (rep->parsed()) return replay(runs_path, rep_stated);
     if (header)
       fmt::print("{:>6} {:>4} {:>5} {:>6} {:>9} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", "nodes", "ppn",
                  "rails", "leaves", "pattern", "noise", "fault", "jobs", "named %", "false %", "false/1k node",
                  "unjudged", "judge s");
-    return simulate(f, noise, fault_text, jobs, seed, msgs, show_kinds, model_alpha);
+    return simulate(f, noise, fault_text, jobs, seed, msgs, show_kinds, model_alpha, stated);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rdmamesh-sim: %s\n", e.what());
     return 2;

@@ -36,7 +36,7 @@ bool names_fault(const stats::folded_cause& c, const simulated_run& r, fault_kin
 
 judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std::uint64_t cq_mod,
              const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of, double slow_pct,
-             const std::vector<std::int32_t>& leaf_of) {
+             const std::vector<std::int32_t>& leaf_of, std::uint32_t stated_draws) {
   const auto nics = stats::nic_groups(node_of, rail_of);
   std::vector<stats::switch_group> uplinks;
   for (std::int32_t leaf = 0; std::ranges::count(leaf_of, leaf) > 0; ++leaf) {
@@ -50,6 +50,10 @@ judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std
   j.report = stats::find_outliers(m, size, node_of, s, uplinks, nics);
   const stats::judged_run run{0, "mesh", &j.report, stats::is_judged(j.report), {}};
   j.verdict = stats::fold(std::span(&run, 1), node_of, uplinks, nics);
+  if (stated_draws > 0) {
+    j.stated =
+        stats::estimate_false_alarms(m, size, node_of, s, uplinks, nics, j.report, {stated_draws, 600, stated_draws});
+  }
   return j;
 }
 
@@ -92,13 +96,17 @@ fault parse_fault(const std::string& text) {
 }
 
 tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std::uint32_t jobs, std::uint64_t seed,
-               double model_alpha) {
+               double model_alpha, std::uint32_t stated_draws) {
   std::mt19937_64 g(seed);
   tally t;
   for (std::uint32_t j = 0; j < jobs; ++j) {
     const auto r = generate(f, nm, x, g);
     const auto t0 = std::chrono::steady_clock::now();
-    auto v = model_alpha > 0 ? judged{} : judge(r.m, 4096, true, 1, r.node_of, r.rail_of, 90, r.leaf_of);
+    auto v = model_alpha > 0 ? judged{} : judge(r.m, 4096, true, 1, r.node_of, r.rail_of, 90, r.leaf_of, stated_draws);
+    t.run_named += std::ranges::any_of(v.report.found, [](const stats::outlier& o) {
+      return o.kind != stats::outlier_kind::failed && !stats::is_suspect(o.kind, o.basis);
+    });
+    t.stated_pct += v.stated.drawn > 0 ? v.stated.pct() : 0;
     if (model_alpha > 0) {
       for (const auto& m : stats::find_by_model(r.m, r.node_of, {.alpha = model_alpha})) {
         stats::folded_cause c;

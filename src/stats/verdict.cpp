@@ -250,6 +250,10 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
     ++v.runs;
     if (!run.report) continue;
     v.runs_judged += run.judged;
+    if (run.stated.drawn > 0 && (v.stated.drawn == 0 || run.stated.pct() > v.stated.pct())) {
+      v.stated = run.stated;
+      v.stated_run = static_cast<std::int32_t>(run.index);
+    }
     for (const auto& o : run.report->found) {
       auto [it, fresh] = by.try_emplace(key{o.kind, o.basis, o.node, o.rank, o.peer});
       folded_cause& c = it->second;

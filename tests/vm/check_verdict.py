@@ -33,6 +33,7 @@ import sys
 import tempfile
 
 import h5py
+import numpy as np
 
 errors = []
 
@@ -68,6 +69,24 @@ def verdict(path, doc_path, healthy, node):
         runs = [f["runs"][k] for k in sorted(f["runs"]) if "retest_of" not in f["runs"][k].attrs]
         bw = [g for g in runs if text(g.attrs["mode"]) == "bw"]
         check(doc["runs"]["bandwidth"] == len(bw), f"{doc['runs']['bandwidth']} bandwidth runs said, the file {len(bw)}")
+        # each judged run states its false-alarm level (healthy runs drawn like it); the verdict
+        # carries the noisiest run's
+        stated = []
+        for g in bw:
+            o = g["outliers"].attrs if "outliers" in g else {}
+            drawn, named = int(o.get("false_alarm_drawn", 0)), int(o.get("false_alarm_named", 0))
+            judged = bool(np.isfinite(o.get("threshold_pct", np.nan)))
+            check(not judged or (drawn > 0 and 0 <= named <= drawn), f"run {g.name}: judged, {named} of {drawn} drawn")
+            if drawn > 0:
+                stated.append((100.0 * named / drawn, drawn, named))
+        fa = doc.get("false_alarms")
+        if stated:
+            top = max(p for p, _, _ in stated)
+            noisiest = [(d, n) for p, d, n in stated if p == top]
+            check(fa is not None and (fa["drawn"], fa["named"]) in noisiest and abs(fa["pct"] - top) < 1e-9,
+                  f"verdict's false_alarms {fa}, the noisiest run's {top:.3g} % ({noisiest})")
+        else:
+            check(fa is None, f"false_alarms {fa} where no run was judged")
         if healthy:
             # a job none of whose runs could be judged says so (never "healthy"); each run then says why
             unjudged = doc["runs"]["judged"] == 0 and bool(bw)
@@ -129,10 +148,16 @@ def compare(before, after, node):
                                 re.match(rf"rank \d+ \({node}, [^)]*\): (newly named in|slower in)", causes[0])),
               f"compare's first cause is not node {node} (or a rank on it), slower: {causes[:3]}")
         # what only moved because of it is not a cause: at most the node, nothing across the others
-        # (a noise pick of the clean run that the sick one no longer names moved nothing)
+        # (a noise pick of the clean run that the sick one no longer names moved nothing), save
+        # what the sick run named by its noise and its verdict did not count (its '# false
+        # alarms:' line says how often a run that noisy names a healthy part)
+        with h5py.File(after, "r") as f:
+            doc = json.loads(text(f["verdict"][0]))
+        uncounted = [c["text"] for c in doc["causes"] if not c["counted"]]
         others = [c for c in causes if not c.startswith(f"node {node}:") and f"({node}," not in c
-                  and ": no longer named (" not in c]
-        check(not others, f"compare names causes away from {node}: {others}")
+                  and ": no longer named (" not in c
+                  and not any(u.startswith(c.split(": ")[0] + ": ") for u in uncounted)]
+        check(not others, f"compare names causes away from {node} that its verdict counted: {others}")
 
 
 def uplink(path, doc_path, name):

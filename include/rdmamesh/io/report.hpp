@@ -41,6 +41,9 @@ std::string cause_line(const stats::outlier& o, const stats::outlier_report& rep
 // when nothing is named, `# judged: ...` under the causes, `# not judged: ...` when too few
 // pairs measured the noise.
 std::string judged_line(const stats::outlier_report& rep);
+// How often a healthy fabric as noisy as the run has a cause named (stats/false_alarm.hpp): the
+// run's stated false-alarm level. Empty where nothing was drawn (a run that could not be judged).
+std::string false_alarm_line(const stats::false_alarms& fa);
 // Where ranks waited for a CPU a noticeable share of their measured time: how much, and which
 // ranks. Empty when none did, or when the kernel keeps no schedstat.
 std::string host_line(const run_record& r);

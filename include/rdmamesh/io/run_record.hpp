@@ -10,6 +10,7 @@
 #include "rdmamesh/cli/options.hpp"
 #include "rdmamesh/engine/host.hpp"
 #include "rdmamesh/fabric/port_counters.hpp"
+#include "rdmamesh/stats/false_alarm.hpp"
 #include "rdmamesh/stats/histogram.hpp"
 #include "rdmamesh/stats/matrix.hpp"
 #include "rdmamesh/stats/outliers.hpp"
@@ -37,6 +38,7 @@ struct run_record {
   std::vector<std::string> events;
   std::optional<stats::outlier_report> outliers;  // --mode bw: the smallest causes of slow and failed pairs
   std::vector<std::string> outlier_text;          // their console lines
+  stats::false_alarms false_alarms;               // --mode bw: how often a healthy fabric this noisy is named
   std::vector<engine::host_use> host;             // --mode bw: per rank, over its measured intervals
   std::vector<fabric::port_reading> ports;        // each port's counters over the run (one rank per port)
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rdmamesh/sim/generate.hpp"
+#include "rdmamesh/stats/false_alarm.hpp"
 #include "rdmamesh/stats/outliers.hpp"
 #include "rdmamesh/stats/verdict.hpp"
 
@@ -16,13 +17,14 @@ namespace rdmamesh::sim {
 struct judged {
   stats::outlier_report report;
   stats::job_verdict verdict;
+  stats::false_alarms stated;  // the run's own false-alarm estimate (stated_draws > 0)
 };
 
 // One bandwidth run judged as rdmamesh judges it by default (app/assemble.cpp, app/ledger.cpp).
 // `leaf_of` (by rank, -1: none): each leaf's uplink is a candidate, as with --topology.
 judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std::uint64_t cq_mod,
              const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of, double slow_pct = 90,
-             const std::vector<std::int32_t>& leaf_of = {});
+             const std::vector<std::int32_t>& leaf_of = {}, std::uint32_t stated_draws = 0);
 
 // A counted cause in words: node1, nic1.0 (node, rail), rank3, link2-5.
 std::string describe(const stats::folded_cause& c);
@@ -35,6 +37,8 @@ struct tally {
   std::uint64_t unjudged = 0;                        // jobs whose run could not be judged (too few pairs or messages)
   std::map<std::string, std::uint64_t> false_kinds;  // the wrong causes counted, by kind
   double seconds = 0;                                // spent judging
+  std::uint64_t run_named = 0;  // jobs whose run named a cause before any fold (failed pairs, suspects apart)
+  double stated_pct = 0;        // summed over the jobs: each run's stated false-alarm level (stated_draws > 0)
 };
 
 // `fault` "none" or KIND:PCT (rank, nic, node, link, uplink); throws std::invalid_argument otherwise.
@@ -42,7 +46,9 @@ fault parse_fault(const std::string& text);
 
 // `model_alpha` > 0: judged by the effects model (stats/model.hpp) at that family-wise level
 // instead of today's finder and fold.
+// `stated_draws` > 0: each run's stated false-alarm level too (stats/false_alarm.hpp), from that
+// many healthy runs drawn like it.
 tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std::uint32_t jobs, std::uint64_t seed,
-               double model_alpha = 0);
+               double model_alpha = 0, std::uint32_t stated_draws = 0);
 
 }  // namespace rdmamesh::sim

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "rdmamesh/stats/config.hpp"
+#include "rdmamesh/stats/false_alarm.hpp"
 #include "rdmamesh/stats/outliers.hpp"
 #include "rdmamesh/stats/retest.hpp"
 #include "rdmamesh/stats/why.hpp"
@@ -33,6 +34,7 @@ struct judged_run {
   bool judged = false;  // the finder could measure the run's noise (or the run had causes)
   // --retest: its slow pairs measured alone beside control pairs (still slow or fine)
   std::vector<retest_verdict> alone;
+  false_alarms stated{};  // its stated false-alarm level (nothing drawn: none)
 };
 
 struct folded_cause {
@@ -58,6 +60,10 @@ struct job_verdict {
   std::uint32_t runs_judged = 0;       // of those, judged
   std::vector<folded_cause> causes;    // counted first (failed, fabric, node, rank, link), then by runs
   std::vector<config_finding> config;  // NICs set up unlike the others (compare_nics): each counts
+  // the noisiest judged run's stated false-alarm level: how often a healthy fabric that noisy has
+  // a cause named in one run (before any retest)
+  false_alarms stated{};
+  std::int32_t stated_run = -1;
 };
 
 // The NICs' configuration joins the runs' verdict: each finding a counted cause, the job

@@ -1,0 +1,43 @@
+// How often the finder names a cause on a healthy fabric as noisy as this run: a run's stated
+// false-alarm level, measured rather than assumed.
+//
+// Healthy runs are drawn like the measured one: the same pairs, rounds, windows and count steps;
+// each pair's rate its cohort's median (its class in its round) times a send effect of its source
+// and a receive effect of its destination, drawn from a Student t (3 degrees of freedom: a few
+// ranks far off by chance) at the spread this run's own ranks show (fit_effects, robust: a slow
+// part among them does not widen it), and the count drawn around that rate in the run's steps.
+// Each is judged by the same finder with the same settings; the share that names a cause is the
+// false-alarm rate of one run on such a fabric (the retest, where asked for, is what clears them).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "rdmamesh/stats/matrix.hpp"
+#include "rdmamesh/stats/median.hpp"
+#include "rdmamesh/stats/outliers.hpp"
+
+namespace rdmamesh::stats {
+
+struct false_alarms {
+  std::uint32_t drawn = 0;  // healthy runs drawn like this one and judged
+  std::uint32_t named = 0;  // ... in which the finder named a cause (failed pairs and suspects apart)
+  double pct() const { return drawn > 0 ? 100.0 * named / drawn : nan; }
+};
+
+struct false_alarm_settings {
+  std::uint32_t max_draws = 200;
+  // the draws stop here: a run of thousands of ranks takes a second per judgement (its figure
+  // then rests on fewer draws, and says how many)
+  double max_seconds = 2;
+  std::uint64_t seed = 1;  // the same run, the same figure
+};
+
+// `judged`: the finder's report on this run (its count step); nothing is drawn for a run the
+// finder could not judge.
+false_alarms estimate_false_alarms(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
+                                   const finder_settings& s, std::span<const switch_group> uplinks,
+                                   std::span<const nic_group> nics, const outlier_report& judged,
+                                   const false_alarm_settings& fa = {});
+
+}  // namespace rdmamesh::stats

@@ -1,0 +1,116 @@
+// The run's stated false-alarm level: healthy runs drawn like it and judged alike. It says little
+// on a quiet fabric, much on a noisy one, is not raised by the fault it sits beside, and agrees
+// with how often healthy runs of a known noise really had a cause named.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "rdmamesh/io/report.hpp"
+#include "rdmamesh/sim/generate.hpp"
+#include "rdmamesh/sim/tally.hpp"
+#include "rdmamesh/stats/false_alarm.hpp"
+
+using namespace rdmamesh;
+using namespace rdmamesh::stats;
+
+namespace {
+
+constexpr std::uint64_t fa_size = 4096;
+
+// 3 nodes x 2 ranks, every pair `msgs` messages in 1 s times a factor within +-`spread`, seeded,
+// and times its sender's factor in `senders` (empty: 1)
+run_matrices fa_run(double spread, unsigned seed, double msgs = 2000, std::vector<double> senders = {}) {
+  const std::uint32_t n = 6;
+  run_matrices m;
+  m.tx_bw = square<double>(n, NAN);
+  m.tx_msgs = square<std::uint64_t>(n, 0);
+  m.tx_s = square<double>(n, NAN);
+  m.flags = square<std::uint8_t>(n, 0);
+  m.round = square<std::int32_t>(n, -1);
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<double> d(1 - spread, 1 + spread);
+  for (std::uint32_t a = 0; a < n; ++a) {
+    for (std::uint32_t b = 0; b < n; ++b) {
+      if (a == b) continue;
+      const double sender = senders.empty() ? 1 : senders[a];
+      m.tx_msgs.at(a, b) = static_cast<std::uint64_t>(std::llround(msgs * sender * d(g)));
+      m.tx_s.at(a, b) = 1;
+      m.tx_bw.at(a, b) = static_cast<double>(m.tx_msgs.at(a, b)) * fa_size;
+      m.round.at(a, b) = 0;
+    }
+  }
+  return m;
+}
+
+const std::vector<std::int32_t> fa_nodes{0, 0, 1, 1, 2, 2};
+const finder_settings fa_settings{.slow_pct = 90, .counted = true};
+
+false_alarms stated_for(const run_matrices& m) {
+  const auto rep = find_outliers(m, fa_size, fa_nodes, fa_settings);
+  return estimate_false_alarms(m, fa_size, fa_nodes, fa_settings, {}, {}, rep, {.max_draws = 200, .max_seconds = 600});
+}
+
+}  // namespace
+
+TEST_CASE("a quiet run states a low false-alarm level, a noisy one a high one, and the same run the same figure") {
+  const auto quiet = stated_for(fa_run(0.03, 1));
+  CHECK(quiet.drawn == 200);
+  CHECK(quiet.pct() <= 2);
+  const std::string line = io::false_alarm_line(quiet);
+  CHECK(line.starts_with("# false alarms: a healthy fabric as noisy as this run has a cause named in "));
+  // ranks whose sends differ by a fifth (what a shared CPU does on the emulated cluster)
+  const std::vector<double> uneven{1.0, 0.8, 1.2, 0.9, 1.15, 0.85};
+  const auto noisy = stated_for(fa_run(0.03, 1, 2000, uneven));
+  CHECK(noisy.pct() >= 5);
+  CHECK(noisy.pct() > quiet.pct() + 4);
+  CHECK(io::false_alarm_line(noisy).find(fmt::format("({} of 200 drawn", noisy.named)) != std::string::npos);
+  const auto again = stated_for(fa_run(0.03, 1, 2000, uneven));
+  CHECK(again.named == noisy.named);
+}
+
+TEST_CASE("a slow node does not raise its run's stated level: the fault is not the noise") {
+  // node1 slow both ways: two thirds of the mesh's pairs across nodes are its, so the healthy level
+  // is what the other pairs measured, not the cohort's median
+  auto m = fa_run(0.03, 2);
+  for (std::uint32_t a : {2u, 3u}) {
+    for (std::uint32_t b : {0u, 1u, 4u, 5u}) {
+      for (auto [s, d] : {std::pair{a, b}, std::pair{b, a}}) {
+        m.tx_msgs.at(s, d) /= 6;
+        m.tx_bw.at(s, d) = static_cast<double>(m.tx_msgs.at(s, d)) * fa_size;
+      }
+    }
+  }
+  const auto rep = find_outliers(m, fa_size, fa_nodes, fa_settings);
+  REQUIRE(!rep.found.empty());
+  CHECK(rep.found[0].kind == outlier_kind::node);
+  const auto fa = estimate_false_alarms(m, fa_size, fa_nodes, fa_settings, {}, {}, rep, {.max_draws = 200});
+  CHECK(fa.drawn > 0);
+  CHECK(fa.pct() <= 2);
+}
+
+TEST_CASE("a run the finder could not judge states nothing") {
+  const auto m = fa_run(0.03, 3, 10);  // 10 messages a pair: too few to tell anything
+  const auto rep = find_outliers(m, fa_size, fa_nodes, fa_settings);
+  REQUIRE(rep.too_few_msgs);
+  const auto fa = estimate_false_alarms(m, fa_size, fa_nodes, fa_settings, {}, {}, rep);
+  CHECK(fa.drawn == 0);
+  CHECK(io::false_alarm_line(fa).empty());
+}
+
+TEST_CASE("on simulated healthy runs, the level each run states agrees with how often such runs had a cause named") {
+  // the emulated cluster's fitted noise, 3 nodes x 2: about a fifth of healthy runs name a cause
+  const auto t = sim::run_jobs({.nodes = 3, .per_node = 2}, sim::emulator_noise(), {}, 200, 11, 0, 40);
+  const double measured = 100.0 * static_cast<double>(t.run_named) / static_cast<double>(t.jobs);
+  const double stated = t.stated_pct / static_cast<double>(t.jobs);
+  CAPTURE(measured);
+  CAPTURE(stated);
+  CHECK(measured >= 10);
+  CHECK(std::fabs(stated - measured) <= 0.25 * measured);
+}
