@@ -5,8 +5,11 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <span>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -98,25 +101,48 @@ ibv_port_attr context::port_attr(int port) const {
   return attr;
 }
 
+namespace {
+
+gid_kind kind_of(std::uint32_t type) {
+  switch (type) {
+    case IBV_GID_TYPE_IB: return gid_kind::ib;
+    case IBV_GID_TYPE_ROCE_V1: return gid_kind::roce_v1;
+    case IBV_GID_TYPE_ROCE_V2: return gid_kind::roce_v2;
+    default: return gid_kind::other;
+  }
+}
+
+void add_entry(std::vector<gid_entry>& out, const ibv_gid_entry& e, int index) {
+  gid_entry g;
+  g.index = index;
+  std::copy(std::begin(e.gid.raw), std::end(e.gid.raw), g.raw.begin());
+  if (std::all_of(g.raw.begin(), g.raw.end(), [](std::uint8_t b) { return b == 0; })) return;
+  g.kind = kind_of(e.gid_type);
+  out.push_back(g);
+}
+
+}  // namespace
+
 std::vector<gid_entry> context::gids(int port, int table_len) const {
   std::vector<gid_entry> out;
+  // One call for the whole table: a port lists up to thousands of slots (rxe: 1 024), nearly all
+  // empty, and asking for each in turn costs a system call per slot on every rank at start-up.
+  const auto ports = std::max<std::size_t>(1, dev_attr_.phys_port_cnt);
+  std::vector<ibv_gid_entry> all(static_cast<std::size_t>(std::max(table_len, 0)) * ports);
+  const ssize_t n = all.empty() ? 0 : ibv_query_gid_table(ctx_.get(), all.data(), all.size(), 0);
+  if (n >= 0) {
+    for (const auto& e : std::span(all).first(static_cast<std::size_t>(n))) {
+      if (e.port_num == static_cast<std::uint32_t>(port)) add_entry(out, e, static_cast<int>(e.gid_index));
+    }
+    std::ranges::sort(out, {}, &gid_entry::index);
+    return out;
+  }
+  // Kernels without the table query: walk the slots; ENODATA marks an empty one
   for (int i = 0; i < table_len; ++i) {
     ibv_gid_entry e{};
-    // ENODATA marks an empty slot; skip it like any entry the kernel will not give us
-    if (ibv_query_gid_ex(ctx_.get(), static_cast<std::uint32_t>(port), static_cast<std::uint32_t>(i), &e, 0) != 0) {
-      continue;
+    if (ibv_query_gid_ex(ctx_.get(), static_cast<std::uint32_t>(port), static_cast<std::uint32_t>(i), &e, 0) == 0) {
+      add_entry(out, e, i);
     }
-    gid_entry g;
-    g.index = i;
-    std::copy(std::begin(e.gid.raw), std::end(e.gid.raw), g.raw.begin());
-    if (std::all_of(g.raw.begin(), g.raw.end(), [](std::uint8_t b) { return b == 0; })) continue;
-    switch (e.gid_type) {
-      case IBV_GID_TYPE_IB: g.kind = gid_kind::ib; break;
-      case IBV_GID_TYPE_ROCE_V1: g.kind = gid_kind::roce_v1; break;
-      case IBV_GID_TYPE_ROCE_V2: g.kind = gid_kind::roce_v2; break;
-      default: g.kind = gid_kind::other; break;
-    }
-    out.push_back(g);
   }
   return out;
 }
