@@ -424,9 +424,7 @@ std::vector<std::string> port_lines(const run_record& r, std::span<const fabric:
 }
 
 std::string judged_line(const stats::outlier_report& rep) {
-  const bool named = std::any_of(rep.found.begin(), rep.found.end(), [](const stats::outlier& o) {
-    return o.kind != stats::outlier_kind::failed && !stats::is_suspect(o.kind, o.basis);
-  });
+  const bool named = std::ranges::any_of(rep.found, stats::names_a_cause);
   if (rep.measured == 0) return "# not judged: no pair measured a window";
   if (rep.too_few_msgs) {
     return fmt::format(

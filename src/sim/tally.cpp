@@ -103,9 +103,7 @@ tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std
     const auto r = generate(f, nm, x, g);
     const auto t0 = std::chrono::steady_clock::now();
     auto v = model_alpha > 0 ? judged{} : judge(r.m, 4096, true, 1, r.node_of, r.rail_of, 90, r.leaf_of, stated_draws);
-    t.run_named += std::ranges::any_of(v.report.found, [](const stats::outlier& o) {
-      return o.kind != stats::outlier_kind::failed && !stats::is_suspect(o.kind, o.basis);
-    });
+    t.run_named += std::ranges::any_of(v.report.found, stats::names_a_cause);
     t.stated_pct += v.stated.drawn > 0 ? v.stated.pct() : 0;
     if (model_alpha > 0) {
       for (const auto& m : stats::find_by_model(r.m, r.node_of, {.alpha = model_alpha})) {

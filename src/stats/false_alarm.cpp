@@ -187,8 +187,7 @@ false_alarms estimate_false_alarms(const run_matrices& m, std::uint64_t msg_size
     }
     const auto rep = find_outliers(r, msg_size, node_of, noise_only, uplinks, nics);
     ++out.drawn;
-    out.named += std::ranges::any_of(
-        rep.found, [](const outlier& o) { return o.kind != outlier_kind::failed && !is_suspect(o.kind, o.basis); });
+    out.named += std::ranges::any_of(rep.found, names_a_cause);
   }
   return out;
 }

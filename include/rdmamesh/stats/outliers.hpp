@@ -93,6 +93,12 @@ inline bool is_suspect(outlier_kind k, outlier_basis b) {
   return k == outlier_kind::link && b == outlier_basis::noise;
 }
 
+// A cause the run names: what its false-alarm level counts (failed pairs and suspects apart:
+// a failed pair is no judgement of noise, a suspect is not yet a cause).
+inline bool names_a_cause(const outlier& o) {
+  return o.kind != outlier_kind::failed && !is_suspect(o.kind, o.basis);
+}
+
 // How a run is judged.
 struct finder_settings {
   double slow_pct = 90;   // --slow: never slow above this % of the cohort
