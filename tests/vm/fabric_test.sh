@@ -9,8 +9,9 @@
 # them would say how fast they should be. A healthy srun job finds Slurm's tree by itself
 # (scontrol show topology) and counts nothing. Faults made by the kernel's traffic control, not
 # by rdmamesh: tbf (half of the healthy rate) on leaf3's uplink (up3, what leaves leaf3 for
-# the spine) names that uplink and no node under it; tbf on node5's own port names node5, not its leaf's
-# uplink. Each exits 5, and its verdict file counts that one cause.
+# the spine) names that uplink and no node under it (exit 5, its verdict file counting that one
+# cause); tbf on node5's own port, found by the Slurm health job running --pattern spread (as
+# above RDMAMESH_SPREAD_ABOVE nodes), names node5, not its leaf's uplink, and drains node5 alone.
 source "$(dirname "$0")/lib.sh"
 [ "${RDMAMESH_VM_NODES:-0}" = 6 ] && [ -s "${RDMAMESH_TOPOLOGY:-}" ] ||
   { echo "fabric_test: run me with tools/softroce-vm --nodes 6 --leaves 3 --slurm"; exit 2; }
@@ -73,7 +74,44 @@ later "uplink: the verdict file counts leaf3's uplink alone, nothing to drain" "
   "$tmp/uplink.h5" "$tmp/uplink.verdict.json" --uplink leaf3-spine --topology leaf1,leaf2,leaf3,spine
 later "uplink: analysis/report draws the tree with leaf3's uplink red, the heatmap leaf by leaf" \
   "$here/check_report.py" fabric "$tmp/uplink.h5" leaf3-spine
-sick port roce5 4 "^# slow: node node5 \(ranks 4\): its sends at [0-9.]+ %"
-later "port: the verdict file counts node5 alone, and drains it" "$here/check_verdict.py" \
-  "$tmp/port.h5" "$tmp/port.verdict.json" --node node5
+
+# node5's own port at half, found by the Slurm health job as a large allocation runs it: above
+# RDMAMESH_SPREAD_ABOVE nodes (here 5) --pattern spread, each rank against partners on the other
+# leaves, one each way per round, and its slow pairs retested alone. It names node5 (not its
+# leaf's uplink, which node6's sends cross at full rate) and drains node5 alone. A second job
+# where the first reads healthy, as in sick()
+drained() { sinfo -h -N -o "%N %T" | awk '$2 ~ /drain/ { print $1 }' | sort -u | tr '\n' ' '; }
+kbit=$(awk -v g="$(egress_gbps "$tmp/healthy.txt" 4)" 'BEGIN { printf "%d", g * 1e6 / 2 }')
+echo "== port: tbf on roce5 at $kbit kbit/s (half of what rank 4 sent in the healthy run), the health job with spread"
+if [ "$kbit" -gt 0 ] && root_tc qdisc add dev roce5 root tbf rate "${kbit}kbit" burst 256kb latency 400ms; then
+  left=2
+  while :; do
+    job=$(cd "$root" && RDMAMESH_SPREAD_ABOVE=5 RDMAMESH_PARTNERS=4 RDMAMESH_PER_NODE=1 RDMAMESH_SIZES=4K RDMAMESH_DURATION=1 \
+      RDMAMESH_BIND=rdmamesh RDMAMESH_RESULTS="$tmp/results" RDMAMESH_ARGS="-Q 1 --warmup 0.3 --bind none" \
+      sbatch --parsable --wait -N 6 -o "$tmp/port-%j.out" jobs/healthcheck.sbatch)
+    rc=$?
+    job=${job%%;*}
+    grep -E "^# (pattern|slow|healthy|judged|verdict)|^#   |rdmamesh: error|^rdmamesh job" "$tmp/port-$job.out" | sed 's/^/    /'
+    left=$((left - 1))
+    [ "$rc" = 0 ] && [ "$left" -gt 0 ] || break
+    echo "   port: missed (read healthy): one more job"
+  done
+  root_tc -s qdisc show dev roce5 | sed -n '1,2p' | sed 's/^/    tc: /'
+  root_tc qdisc del dev roce5 root
+  grep -q "6 nodes, above RDMAMESH_SPREAD_ABOVE=5: --pattern spread --partners 4" "$tmp/port-$job.out" ||
+    fail "port: the health job did not say it runs spread above RDMAMESH_SPREAD_ABOVE"
+  if [ "$rc" = 1 ] && failed_at "$tmp/port-$job.out" 4; then
+    echo "   port: pair(s) $(sed -n 's/^# failed pairs: //p' "$tmp/port-$job.out") failed at node5"
+  else
+    [ "$rc" = 5 ] || fail "port: the health job exited $rc, expected 5 (degraded)"
+  fi
+  sinfo -N -o "%N %T %E" | sed 's/^/    /'
+  [ "$(drained)" = "node5 " ] || fail "port: drained '$(drained)', expected node5 alone"
+  sinfo -h -n node5 -o "%E" | grep -q "^rdmamesh: " || fail "port: node5's drain reason is not rdmamesh's"
+  for n in $(drained); do scontrol update NodeName="$n" State=RESUME; done
+  later "port: the spread run's verdict counts node5 alone, and drains it" "$here/check_verdict.py" \
+    "$tmp/results/rdmamesh-$job.h5" "$tmp/results/rdmamesh-$job.verdict.json" --node node5
+else
+  fail "port: no tc shaping ($kbit kbit/s)"
+fi
 finish
