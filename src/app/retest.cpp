@@ -26,8 +26,11 @@ bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size
       const std::vector<stats::pair_list> named =
           last->outliers ? stats::named_sides(last->outliers->found, c.node_of, c.nics, c.n)
                          : std::vector<stats::pair_list>{};
+      // a spread run met each rank's few partners by chance: each named side meets as many fresh
+      // ones alone, so a part slow only toward a bad partner is cleared, not drained
+      const std::size_t fresh = last->pattern == pattern_kind::spread ? 4 : 0;
       plan = stats::plan_retest(last->bw->tx_bw, last->bw->flags, last->bw->round, c.classes, c.o.slow_pct,
-                                std::size_t{2} * c.n, 4, named);
+                                std::size_t{2} * c.n, 4, named, fresh);
       before = last->bw->tx_bw;
     }
     if (!plan.slow.empty()) text = stats::encode_pairs(plan.slow) + "|" + stats::encode_pairs(plan.controls);

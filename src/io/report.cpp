@@ -285,11 +285,13 @@ std::vector<std::string> retest_lines(const run_record& r, std::span<const fabri
     const std::string link = v.link_bound_pct < v.bound_pct - 0.5
                                  ? fmt::format("; as a lone link below {:.0f} %", v.link_bound_pct)
                                  : std::string();
-    lines.push_back(fmt::format(
-        "# retest of run {}: {} -> {} alone at {:.0f} % of {} control pair(s) ({:.3f} Gb/s, {:.3f} in the run; "
-        "slow below {:.0f} %{}): {}",
-        r.retest_of, who(v.src), who(v.dst), v.pct, v.controls, to_gbps(v.alone), to_gbps(v.before), v.bound_pct, link,
-        v.still_slow ? "still slow alone (its link or NIC)" : "fine alone (contention)"));
+    const std::string before = std::isnan(v.before) ? std::string("a fresh partner, not met in the run")
+                                                    : fmt::format("{:.3f} in the run", to_gbps(v.before));
+    lines.push_back(
+        fmt::format("# retest of run {}: {} -> {} alone at {:.0f} % of {} control pair(s) ({:.3f} Gb/s, {}; slow below "
+                    "{:.0f} %{}): {}",
+                    r.retest_of, who(v.src), who(v.dst), v.pct, v.controls, to_gbps(v.alone), before, v.bound_pct, link,
+                    v.still_slow ? "still slow alone (its link or NIC)" : "fine alone (contention)"));
   }
   return lines;
 }

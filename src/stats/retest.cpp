@@ -14,9 +14,45 @@
 #include <fmt/format.h>
 
 namespace rdmamesh::stats {
+namespace {
+
+// Up to `per_side` pairs of each named side that the run did not measure, toward partners on
+// other nodes, on the same rail, and on no named side, spread over the candidates rather than
+// the nearest ranks.
+template <class Measured>
+pair_list fresh_pairs(std::span<const pair_list> named, const Measured& was_measured, const pair_classes& class_of,
+                      std::size_t per_side) {
+  pair_list out;
+  if (per_side == 0) return out;
+  // a side's own rank is the end its pairs share: the first of a rank's sends, the second of its receives
+  const auto sends = [](const pair_list& side) {
+    return std::ranges::all_of(side, [&](const auto& p) { return p.first == side.front().first; });
+  };
+  std::set<std::uint32_t> suspects;
+  for (const auto& side : named)
+    if (!side.empty()) suspects.insert(sends(side) ? side.front().first : side.front().second);
+  for (const auto& side : named) {
+    if (side.empty()) continue;
+    const bool out_of = sends(side);
+    pair_list candidates;
+    for (const auto& [a, b] : side) {
+      const int cls = class_of(a, b);
+      if (!was_measured(a, b) && !suspects.contains(out_of ? b : a) && pair_classes::across(cls) &&
+          cls < pair_classes::rails_key) {
+        candidates.emplace_back(a, b);
+      }
+    }
+    const std::size_t take = std::min(per_side, candidates.size());
+    for (std::size_t i = 0; i < take; ++i) out.push_back(candidates[i * candidates.size() / take]);
+  }
+  return out;
+}
+
+}  // namespace
+
 retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& flags, const square<std::int32_t>& round,
                         const pair_classes& class_of, double slow_pct, std::size_t max_slow, std::size_t controls,
-                        std::span<const pair_list> named) {
+                        std::span<const pair_list> named, std::size_t fresh) {
   struct entry {
     double v;
     std::uint32_t a, b;
@@ -72,6 +108,9 @@ retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& fl
   for (const auto& e : others)
     if (slow.size() < max_slow) slow.push_back(e);
   std::ranges::sort(slow, slower);
+  for (const auto& [a, b] : fresh_pairs(named, was_measured, class_of, fresh)) {
+    slow.push_back({std::numeric_limits<double>::quiet_NaN(), a, b, class_of(a, b)});
+  }
   std::vector<std::uint32_t> involved(bw.n, 0);  // slow pairs each rank is in
   std::set<int> slow_classes;
   for (const auto& e : slow) {

@@ -287,7 +287,6 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
     const auto it = n.find({rank, sends});
     return it == n.end() ? 0 : it->second;
   };
-  const auto confirmed_sends = [&](std::int32_t rank) { return count(slow_count, rank, true); };
   // a side of a rank that the retest measured alone and found fine (most of its pairs, two or
   // more) was slowed by its round, not by its NIC: contention, or a CPU it shares with busy
   // ranks (a one-rank node starved of CPU read 80 % inside ±3 % on a healthy fabric)
@@ -305,6 +304,9 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
       ++n[{k.first, true}];
       ++n[{k.second, false}];
     }
+    // most of a side's pairs alone, not two of many: fresh partners that read fine outvote the
+    // two a spread run happened to meet
+    std::erase_if(n, [&](const auto& e) { return e.second <= count(fine_count, e.first.first, e.first.second); });
     const auto most = std::ranges::max_element(n, {}, [](const auto& e) { return e.second; });
     if (most == n.end() || most->second < 2) break;
     sick_alone.insert(most->first.first);
@@ -345,9 +347,13 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
     // or more, fine alone (cleared_side).
     const bool one_run_rank = c.kind == outlier_kind::rank && c.basis == outlier_basis::noise && c.runs.size() < 2;
     const bool suspect = is_suspect(c.kind, c.basis) || one_run_rank;
+    const std::int32_t rank = c.rank;  // a local: clang cannot capture a structured binding
+    const auto most_slow = [&](bool sends) {
+      const int slow = count(slow_count, rank, sends);
+      return slow >= 2 && slow > count(fine_count, rank, sends);
+    };
     const bool retested = c.kind == outlier_kind::rank &&
-                          (confirmed_sends(c.rank) >= 2 ||
-                           (one_run_rank && !std::isnan(c.recv_lo) && count(slow_count, c.rank, false) >= 2));
+                          (most_slow(true) || (one_run_rank && !std::isnan(c.recv_lo) && most_slow(false)));
     c.counted = c.kind == outlier_kind::failed ||
                 (suspect ? alone.lone.contains(pair_key{c.rank, c.peer}) || (most && c.runs.size() >= 2) : most) ||
                 retested;

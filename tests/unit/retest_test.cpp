@@ -3,10 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <set>
+#include <vector>
 
 #include "rdmamesh/plan/schedule.hpp"
 #include "rdmamesh/stats/retest.hpp"
+#include "rdmamesh/stats/verdict.hpp"
 
 using namespace rdmamesh;
 
@@ -297,4 +300,84 @@ TEST_CASE("plan: every named side gets its pairs retested, whatever the cap") {
     CAPTURE(q.second);
     CHECK((q.first != 3 && q.second != 2 && q.second != 3));  // on no named side
   }
+}
+
+namespace {
+// A spread-like run on 6 one-rank nodes: each rank met two partners (r + 1, r + 2), the rest
+// unmeasured; rank 0's sends to the two it met slow, in the run and alone (their path, e.g. a
+// switch port both sit behind), its sends to anyone else fine
+struct spread6 {
+  std::vector<std::int32_t> node_of{0, 1, 2, 3, 4, 5};
+  stats::square<double> bw{6, NAN}, alone{6, NAN};
+  stats::square<std::uint8_t> flags{6, 0};
+  stats::square<std::int32_t> round{6, -1};
+  spread6() {
+    for (std::uint32_t a = 0; a < 6; ++a) {
+      for (std::uint32_t k : {1u, 2u}) {
+        const std::uint32_t b = (a + k) % 6;
+        bw.at(a, b) = 100 + a;
+        round.at(a, b) = static_cast<std::int32_t>(k - 1);
+      }
+      for (std::uint32_t b = 0; b < 6; ++b)
+        if (a != b) alone.at(a, b) = 100;
+    }
+    bw.at(0, 1) = 30;
+    bw.at(0, 2) = 40;
+    alone.at(0, 1) = alone.at(0, 2) = 30;
+  }
+};
+}  // namespace
+
+TEST_CASE("plan, spread: a named side also meets fresh partners, on other nodes and on no named side") {
+  const spread6 s;
+  const stats::pair_classes classes(6, s.node_of);
+  const std::vector<stats::outlier> found{
+      {stats::outlier_kind::rank, stats::outlier_basis::noise, 0, 0, -1, 35, NAN, 2, 0},
+      {stats::outlier_kind::rank, stats::outlier_basis::noise, 4, 4, -1, NAN, 60, 2, 0}};
+  const auto named = stats::named_sides(found, s.node_of, {}, 6);
+  const auto without = stats::plan_retest(s.bw, s.flags, s.round, classes, 90, 12, 2, named);
+  for (const auto& [a, b] : without.slow) CHECK(s.round.at(a, b) >= 0);  // only what the run measured
+  const auto with = stats::plan_retest(s.bw, s.flags, s.round, classes, 90, 12, 2, named, 4);
+  std::set<std::pair<std::uint32_t, std::uint32_t>> fresh;
+  for (const auto& q : with.slow)
+    if (s.round.at(q.first, q.second) < 0) fresh.insert(q);
+  // rank 0's sends: to 3 and 5 (4 is named, 1 and 2 were met); rank 4's receives: from 1 and 5
+  // (0 is named, 2 and 3 were met)
+  CHECK(fresh == std::set<std::pair<std::uint32_t, std::uint32_t>>{{0, 3}, {0, 5}, {1, 4}, {5, 4}});
+  CHECK(with.slow.size() == without.slow.size() + fresh.size());
+  const auto one = stats::plan_retest(s.bw, s.flags, s.round, classes, 90, 12, 2, named, 1);
+  CHECK(std::ranges::count_if(one.slow, [&](const auto& q) { return s.round.at(q.first, q.second) < 0; }) == 2);
+}
+
+TEST_CASE("spread: a rank slow only toward the partners it met is cleared by fresh partners alone") {
+  const spread6 s;
+  const stats::pair_classes classes(6, s.node_of);
+  const std::vector<stats::outlier> found{
+      {stats::outlier_kind::rank, stats::outlier_basis::noise, 0, 0, -1, 35, NAN, 2, 0}};
+  stats::outlier_report rep;
+  rep.found = found;
+  const auto named = stats::named_sides(found, s.node_of, {}, 6);
+  const auto verdict_with = [&](std::size_t fresh) {
+    const auto plan = stats::plan_retest(s.bw, s.flags, s.round, classes, 90, 12, 2, named, fresh);
+    std::vector<stats::judged_run> runs{{0, "spread 4 KiB", &rep, true, {}}};
+    runs[0].alone = stats::judge_retest(plan, s.bw, s.alone, 90, classes);
+    return stats::fold(runs);
+  };
+  const auto counted = [](const stats::job_verdict& v, std::int32_t rank) {
+    return std::ranges::any_of(v.causes, [&](const auto& c) { return c.rank == rank && c.counted; });
+  };
+  // the run's own pairs alone, both still slow: rank 0 counted, though only the two partners it
+  // met say so
+  CHECK(counted(verdict_with(0), 0));
+  // beside fresh partners, fine alone, most of its sends are fine: not counted, nothing is
+  const auto v = verdict_with(4);
+  CHECK_FALSE(counted(v, 0));
+  CHECK(v.status == stats::health::healthy);
+  // a rank slow toward every partner stays counted with fresh ones too
+  spread6 bad;
+  for (std::uint32_t b = 1; b < 6; ++b) bad.alone.at(0, b) = 30;
+  const auto plan = stats::plan_retest(bad.bw, bad.flags, bad.round, classes, 90, 12, 2, named, 4);
+  std::vector<stats::judged_run> runs{{0, "spread 4 KiB", &rep, true, {}}};
+  runs[0].alone = stats::judge_retest(plan, bad.bw, bad.alone, 90, classes);
+  CHECK(counted(stats::fold(runs), 0));
 }

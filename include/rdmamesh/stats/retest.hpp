@@ -32,10 +32,14 @@ struct retest_plan {
 // (the named sides' pairs whatever the cap); and for each class (`class_of`) of those, up to
 // `controls` healthy pairs of that class, on no named side, nearest its median, that share no
 // rank with a slow pair where possible (any class's where none of theirs is healthy). Empty
-// `slow` when nothing is slow.
+// `slow` when nothing is slow. With `fresh` > 0 (a run where each rank met a few partners:
+// --pattern spread), each named side also goes to up to `fresh` partners it did not meet in the
+// run, on other nodes and on no named side, after the slowest (`slow` then holds pairs the run
+// never measured): a part slow only toward the partners it happened to meet is cleared by the
+// rest, so one bad partner cannot drain a good node.
 retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& flags, const square<std::int32_t>& round,
                         const pair_classes& class_of, double slow_pct, std::size_t max_slow, std::size_t controls,
-                        std::span<const pair_list> named = {});
+                        std::span<const pair_list> named = {}, std::size_t fresh = 0);
 
 // The sides the finder named for its rank, NIC and node causes (noise or --expect): one list per
 // rank of a cause and side, the pairs out of it (sends) or into it (receives), measured or not.
@@ -44,7 +48,7 @@ std::vector<pair_list> named_sides(std::span<const outlier> found, std::span<con
 
 struct retest_verdict {
   std::uint32_t src = 0, dst = 0;
-  double before = 0;          // bytes/s in the run retested
+  double before = 0;          // bytes/s in the run retested (NaN: a fresh partner, not in the run)
   double alone = 0;           // bytes/s alone
   double pct = 0;             // alone, as % of its class's controls' median alone (NaN: none measured)
   double bound_pct = 0;       // still slow below this % (retest_bound_pct)
