@@ -18,7 +18,8 @@ MAX_HEATMAPS = 16
 def retest_word(t, i):
     """A retested pair's verdict; a pair still slow within its controls' whole spread is no link's proof."""
     if not t["still_slow"][i]:
-        return "fine alone"
+        # files before the fine column: every pair not still slow read fine
+        return "fine alone" if "fine" not in t or t["fine"][i] else "undecided alone (the run's reading stands)"
     if "beyond_spread" in t and not t["beyond_spread"][i]:
         return f"still slow alone (as a lone link below {float(t['link_bound_pct'][i]):.0f} %)"
     return "still slow alone"
@@ -157,18 +158,24 @@ def build(res, outdir):
         verdict = findings.verdict(res)
         lines += [f.line(res, len(bw_runs)) for f in verdict]
     retests = [(r, i) for r in res.retest_runs() for i in range(len(r.retest.get("src", [])))]
-    folded = {}  # (src, dst) -> [(still slow, pct, retested run)]
+    folded = {}  # (src, dst) -> [(still slow, fine, pct, retested run)]
     for r, i in retests:
         t = r.retest
+        fine = bool(t["fine"][i]) if "fine" in t else not t["still_slow"][i]
         folded.setdefault((int(t["src"][i]), int(t["dst"][i])), []).append(
-            (bool(t["still_slow"][i]), float(t["pct"][i]), f"{int(r.retest_of):04d}"))
+            (bool(t["still_slow"][i]), fine, float(t["pct"][i]), f"{int(r.retest_of):04d}"))
     for (src, dst), seen in folded.items():
-        slow = [x for x in seen if x[0]]
-        pcts = [x[1] for x in seen]
-        still = len(slow) * 2 > len(seen)
-        what = "still slow alone (its link or NIC)" if still else "fine alone (contention)"
-        lines.append(f"link {res.who(src)} -> {res.who(dst)}: {what} in {len(slow) if still else len(seen) - len(slow)} "
-                     f"of {len(seen)} retest(s) (of runs {', '.join(x[2] for x in seen)}): "
+        slow = sum(x[0] for x in seen)
+        fine = sum(x[1] for x in seen)
+        pcts = [x[2] for x in seen]
+        if slow * 2 > len(seen):
+            what, k = "still slow alone (its link or NIC)", slow
+        elif fine > 0:
+            what, k = "fine alone (contention)", fine
+        else:  # between the two bounds: the retest could not tell
+            what, k = "undecided alone (the run's reading stands)", len(seen)
+        lines.append(f"link {res.who(src)} -> {res.who(dst)}: {what} in {k} "
+                     f"of {len(seen)} retest(s) (of runs {', '.join(x[3] for x in seen)}): "
                      f"{fmt(min(pcts))}–{fmt(max(pcts))} % of the control pairs alone")
     lines += findings.short_windows(res)
     odd = findings.odd_ones(res)

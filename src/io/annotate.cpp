@@ -61,10 +61,10 @@ annotation annotation_for(group_kind group, std::string_view n, int rank) {
       if (n == "text") return {"text", {"pair"}};
       if (n == "before_bw" || n == "alone_bw") return {"bytes/s", {"pair"}};
       if (n == "pct") return {"percent of its class's control pairs' median alone", {"pair"}};
-      if (n == "bound_pct" || n == "link_bound_pct")
+      if (n == "bound_pct" || n == "link_bound_pct" || n == "fine_bound_pct")
         return {"percent of its class's control pairs' median alone", {"pair"}};
       if (n == "class_controls") return {"pairs", {"pair"}};
-      if (n == "still_slow" || n == "beyond_spread") return {"flag", {"pair"}};
+      if (n == "still_slow" || n == "beyond_spread" || n == "fine") return {"flag", {"pair"}};
       return {"index", {"pair"}};
     case group_kind::run:
       if (n == "events") return {"text", {"event"}};

@@ -287,11 +287,18 @@ std::vector<std::string> retest_lines(const run_record& r, std::span<const fabri
                                  : std::string();
     const std::string before = std::isnan(v.before) ? std::string("a fresh partner, not met in the run")
                                                     : fmt::format("{:.3f} in the run", to_gbps(v.before));
-    lines.push_back(
-        fmt::format("# retest of run {}: {} -> {} alone at {:.0f} % of {} control pair(s) ({:.3f} Gb/s, {}; slow below "
-                    "{:.0f} %{}): {}",
-                    r.retest_of, who(v.src), who(v.dst), v.pct, v.controls, to_gbps(v.alone), before, v.bound_pct, link,
-                    v.still_slow ? "still slow alone (its link or NIC)" : "fine alone (contention)"));
+    // where the controls agree more closely than the slow bound assumes: fine only above theirs
+    const std::string fine =
+        v.fine_bound_pct > v.bound_pct + 0.5 ? fmt::format(", fine from {:.0f} %", v.fine_bound_pct) : std::string();
+    const char* reading = v.still_slow ? "still slow alone (its link or NIC)"
+                          : v.fine     ? "fine alone (contention)"
+                                       : "undecided alone (beyond its controls' spread, above the slow bound: the "
+                                         "run's reading stands)";
+    lines.push_back(fmt::format(
+        "# retest of run {}: {} -> {} alone at {:.0f} % of {} control pair(s) ({:.3f} Gb/s, {}; slow below {:.0f} "
+        "%{}{}): {}",
+        r.retest_of, who(v.src), who(v.dst), v.pct, v.controls, to_gbps(v.alone), before, v.bound_pct, link, fine,
+        reading));
   }
   return lines;
 }

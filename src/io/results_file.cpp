@@ -413,9 +413,9 @@ void results_file::write_retest(hid_t run_group, const options& o, const run_rec
   h5::set_attr(g.get(), "controls", static_cast<std::int64_t>(run.retest_controls));
   const hsize_t dims[1] = {run.retest.size()};
   std::vector<std::int32_t> src, dst;
-  std::vector<double> before, alone, pct, bound, link_bound;
+  std::vector<double> before, alone, pct, bound, link_bound, fine_bound;
   std::vector<std::int32_t> controls;
-  std::vector<std::uint8_t> still, beyond;
+  std::vector<std::uint8_t> still, beyond, fine;
   for (const auto& v : run.retest) {
     src.push_back(static_cast<std::int32_t>(v.src));
     dst.push_back(static_cast<std::int32_t>(v.dst));
@@ -424,7 +424,9 @@ void results_file::write_retest(hid_t run_group, const options& o, const run_rec
     pct.push_back(v.pct);
     bound.push_back(v.bound_pct);
     link_bound.push_back(v.link_bound_pct);
+    fine_bound.push_back(v.fine_bound_pct);
     beyond.push_back(v.beyond_spread ? 1 : 0);
+    fine.push_back(v.fine ? 1 : 0);
     controls.push_back(static_cast<std::int32_t>(v.controls));
     still.push_back(v.still_slow ? 1 : 0);
   }
@@ -438,6 +440,8 @@ void results_file::write_retest(hid_t run_group, const options& o, const run_rec
   h5::write(g.get(), "link_bound_pct", dims, std::span<const double>(link_bound));
   h5::write(g.get(), "still_slow", dims, std::span<const std::uint8_t>(still));
   h5::write(g.get(), "beyond_spread", dims, std::span<const std::uint8_t>(beyond));
+  h5::write(g.get(), "fine_bound_pct", dims, std::span<const double>(fine_bound));
+  h5::write(g.get(), "fine", dims, std::span<const std::uint8_t>(fine));
   annotate_group(g.get(), group_kind::retest);
 }
 

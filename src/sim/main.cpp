@@ -15,6 +15,7 @@
 #include "rdmamesh/sim/generate.hpp"
 #include "rdmamesh/sim/replay.hpp"
 #include "rdmamesh/sim/tally.hpp"
+#include "rdmamesh/util/memory.hpp"
 
 using namespace rdmamesh;
 
@@ -36,11 +37,11 @@ int replay(const std::string& path, std::uint32_t stated) {
 }
 
 int simulate(const sim::fabric_shape& f, const std::string& noise, const std::string& fault_text, std::uint32_t jobs,
-             std::uint64_t seed, double msgs, bool show_kinds, double model_alpha, std::uint32_t stated) {
+             std::uint64_t seed, double msgs, bool show_kinds, double model_alpha, std::uint32_t stated, bool retest) {
   auto nm = noise == "nic" ? sim::nic_noise() : sim::emulator_noise();
   if (msgs > 0) nm.msgs = msgs;
   const sim::fault x = sim::parse_fault(fault_text);
-  const auto t = sim::run_jobs(f, nm, x, jobs, seed, model_alpha, stated);
+  const auto t = sim::run_jobs(f, nm, x, jobs, seed, model_alpha, stated, retest);
   const double n = static_cast<double>(t.jobs);
   const double healthy_node_jobs = n * (f.nodes - (x.kind == sim::fault_kind::none ? 0 : 1));
   fmt::print("{:>6} {:>4} {:>5} {:>6} {:>9} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", f.nodes, f.per_node,
@@ -58,6 +59,12 @@ int simulate(const sim::fabric_shape& f, const std::string& noise, const std::st
                                                              100.0 * static_cast<double>(t.run_named) / n)
                                                : std::string("(a faulted fabric: nothing to measure it against)"));
   }
+  if (retest) {
+    // what the retest costs: jobs that ran one, and its pairs alone (each a round's slot)
+    fmt::print("  retest: run by {:.1f} % of jobs, {:.1f} pairs alone in each of those\n",
+               100.0 * static_cast<double>(t.retested) / n,
+               t.retested > 0 ? static_cast<double>(t.alone) / static_cast<double>(t.retested) : 0.0);
+  }
   if (show_kinds && !t.false_kinds.empty()) {
     std::vector<std::string> kinds;
     for (const auto& [k, count] : t.false_kinds) kinds.push_back(fmt::format("{} {}", k, count));
@@ -69,6 +76,7 @@ int simulate(const sim::fabric_shape& f, const std::string& noise, const std::st
 }  // namespace
 
 int main(int argc, char** argv) {
+  rdmamesh::reuse_freed_memory();
   CLI::App app{"rdmamesh-sim: the verdict's false alarms and detections, from simulated or recorded runs"};
   app.require_subcommand(1);
   auto* rep = app.add_subcommand("replay", "Judge recorded runs (tools/export-runs FILE.h5... > RUNS) again");
@@ -113,6 +121,12 @@ int main(int argc, char** argv) {
   sim_cmd->add_option("--stated", stated,
                       "Below the row, the false-alarm level each run states (rdmamesh's '# false alarms:' line, from "
                       "this many healthy runs drawn like it), beside how often these runs named a cause");
+  bool retest = false;
+  auto* retest_flag = sim_cmd->add_flag(
+      "--retest", retest,
+      "Each job runs --retest, as the health job does: its slow and named pairs measured alone (with the noise "
+      "model's alone spread) and the verdict folded with them");
+  retest_flag->excludes("--model");
   CLI11_PARSE(app, argc, argv);
   f.pattern = pattern == "spread" ? pattern_kind::spread : pattern_kind::mesh;
   try {
@@ -121,7 +135,7 @@ int main(int argc, char** argv) {
       fmt::print("{:>6} {:>4} {:>5} {:>6} {:>9} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", "nodes", "ppn",
                  "rails", "leaves", "pattern", "noise", "fault", "jobs", "named %", "false %", "false/1k node",
                  "unjudged", "judge s");
-    return simulate(f, noise, fault_text, jobs, seed, msgs, show_kinds, model_alpha, stated);
+    return simulate(f, noise, fault_text, jobs, seed, msgs, show_kinds, model_alpha, stated, retest);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rdmamesh-sim: %s\n", e.what());
     return 2;

@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 
 #include "rdmamesh/stats/model.hpp"
+#include "rdmamesh/stats/pair_class.hpp"
+#include "rdmamesh/stats/retest.hpp"
 
 namespace rdmamesh::sim {
 namespace {
@@ -36,7 +38,7 @@ bool names_fault(const stats::folded_cause& c, const simulated_run& r, fault_kin
 
 judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std::uint64_t cq_mod,
              const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of, double slow_pct,
-             const std::vector<std::int32_t>& leaf_of, std::uint32_t stated_draws) {
+             const std::vector<std::int32_t>& leaf_of, std::uint32_t stated_draws, const retest_source* retest) {
   const auto nics = stats::nic_groups(node_of, rail_of);
   std::vector<stats::switch_group> uplinks;
   for (std::int32_t leaf = 0; std::ranges::count(leaf_of, leaf) > 0; ++leaf) {
@@ -48,7 +50,20 @@ judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std
   const stats::finder_settings s{.slow_pct = slow_pct, .counted = counted, .max_quantum = cq_mod, .min_pair_s = 0.1};
   judged j;
   j.report = stats::find_outliers(m, size, node_of, s, uplinks, nics);
-  const stats::judged_run run{0, "mesh", &j.report, stats::is_judged(j.report), {}};
+  stats::judged_run run{0, "mesh", &j.report, stats::is_judged(j.report), {}};
+  if (retest != nullptr) {  // as app/retest.cpp plans it and app/assemble.cpp judges it
+    const auto n = static_cast<std::uint32_t>(node_of.size());
+    const stats::pair_classes classes(n, node_of, uplinks, nics);
+    const auto named = stats::named_sides(j.report.found, node_of, nics, n);
+    auto plan =
+        stats::plan_retest(m.tx_bw, m.flags, m.round, classes, slow_pct, std::size_t{2} * n, 4, named, retest->fresh);
+    if (!plan.slow.empty()) {
+      stats::pair_list all = plan.slow;
+      all.insert(all.end(), plan.controls.begin(), plan.controls.end());
+      j.alone = all.size();
+      run.alone = stats::judge_retest(plan, m.tx_bw, retest->alone(all), slow_pct, classes);
+    }
+  }
   j.verdict = stats::fold(std::span(&run, 1), node_of, uplinks, nics);
   if (stated_draws > 0) {
     j.stated =
@@ -96,13 +111,19 @@ fault parse_fault(const std::string& text) {
 }
 
 tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std::uint32_t jobs, std::uint64_t seed,
-               double model_alpha, std::uint32_t stated_draws) {
+               double model_alpha, std::uint32_t stated_draws, bool retest) {
   std::mt19937_64 g(seed);
   tally t;
   for (std::uint32_t j = 0; j < jobs; ++j) {
     const auto r = generate(f, nm, x, g);
+    const retest_source alone{[&](const stats::pair_list& pairs) { return generate_alone(r, nm, x, pairs, g); },
+                              f.pattern == pattern_kind::spread ? std::size_t{4} : 0};
     const auto t0 = std::chrono::steady_clock::now();
-    auto v = model_alpha > 0 ? judged{} : judge(r.m, 4096, true, 1, r.node_of, r.rail_of, 90, r.leaf_of, stated_draws);
+    auto v = model_alpha > 0 ? judged{}
+                             : judge(r.m, 4096, true, 1, r.node_of, r.rail_of, 90, r.leaf_of, stated_draws,
+                                     retest ? &alone : nullptr);
+    t.retested += v.alone > 0;
+    t.alone += v.alone;
     t.run_named += std::ranges::any_of(v.report.found, stats::names_a_cause);
     t.stated_pct += v.stated.drawn > 0 ? v.stated.pct() : 0;
     if (model_alpha > 0) {

@@ -181,14 +181,13 @@ std::vector<pair_list> named_sides(std::span<const outlier> found, std::span<con
 namespace {
 
 // --slow %, or e^(-3s) where lower: s the robust spread (1.4826 x MAD) of the controls' log
-// rates, at least 0.1 (four controls that happen to agree would bring back the bare --slow
-// bound that healthy pairs fall under) and at most `most_s`
-double spread_bound_pct(const std::vector<double>& controls, double slow_pct, double most_s) {
+// rates, held to [least_s, most_s]
+double spread_bound_pct(const std::vector<double>& controls, double slow_pct, double least_s, double most_s) {
   const double reference = median_of(controls);
   if (!(reference > 0)) return slow_pct;
   std::vector<double> dev;
   for (double c : controls) dev.push_back(std::abs(std::log(c / reference)));
-  constexpr double mad_to_sd = 1.4826, k = 3, least_s = 0.1;
+  constexpr double mad_to_sd = 1.4826, k = 3;
   const double s = std::max(least_s, std::min(mad_to_sd * median_of(dev), most_s));
   return std::min(slow_pct, 100 * std::exp(-k * s));
 }
@@ -198,7 +197,14 @@ double spread_bound_pct(const std::vector<double>& controls, double slow_pct, do
 double retest_bound_pct(const std::vector<double>& controls, double slow_pct) {
   // held to half speed: one fast control once stretched the spread so far that a sick node's
   // pairs at 21 % alone read fine (a side's several pairs outvote one control's noise)
-  return spread_bound_pct(controls, slow_pct, std::numbers::ln2 / 3);
+  // and at least 0.1: four controls that happen to agree would bring back the bare --slow bound
+  // that healthy pairs fall under
+  return spread_bound_pct(controls, slow_pct, 0.1, std::numbers::ln2 / 3);
+}
+
+double retest_fine_bound_pct(const std::vector<double>& controls, double slow_pct) {
+  return std::max(retest_bound_pct(controls, slow_pct),
+                  spread_bound_pct(controls, slow_pct, 0, std::numeric_limits<double>::infinity()));
 }
 
 double retest_link_bound_pct(const std::vector<double>& controls, double slow_pct) {
@@ -208,7 +214,7 @@ double retest_link_bound_pct(const std::vector<double>& controls, double slow_pc
   // far beneath them all (a sick node's pairs at 21 % of 0.059-0.277 Gb/s)
   const double reference = median_of(controls);
   if (!(reference > 0)) return slow_pct;
-  const double spread = spread_bound_pct(controls, slow_pct, std::numeric_limits<double>::infinity());
+  const double spread = spread_bound_pct(controls, slow_pct, 0.1, std::numeric_limits<double>::infinity());
   const double under_all = 50 * std::ranges::min(controls) / reference;
   return std::min(retest_bound_pct(controls, slow_pct), std::max(spread, under_all));
 }
@@ -235,10 +241,12 @@ std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<d
                      .alone = alone.at(a, b),
                      .bound_pct = retest_bound_pct(ctl, slow_pct),
                      .link_bound_pct = retest_link_bound_pct(ctl, slow_pct),
+                     .fine_bound_pct = retest_fine_bound_pct(ctl, slow_pct),
                      .controls = ctl.size()};
     v.pct = reference > 0 ? 100 * v.alone / reference : std::numeric_limits<double>::quiet_NaN();
     v.still_slow = !(v.pct >= v.bound_pct);  // unmeasured alone counts as slow: it did not recover
     v.beyond_spread = !(v.pct >= v.link_bound_pct);
+    v.fine = v.pct >= v.fine_bound_pct;
     out.push_back(v);
   }
   return out;

@@ -47,7 +47,8 @@ namespace {
 
 using pair_key = std::pair<std::int32_t, std::int32_t>;
 
-// Every pair the retests measured alone: still slow in any retest, or fine in all of them.
+// Every pair the retests measured alone: still slow in any retest, or fine in all of them (a
+// retest that could not tell, the pair between its two bounds, says nothing either way).
 struct alone_evidence {
   std::map<pair_key, double> slow, fine;             // % of the controls alone (the lowest seen)
   std::map<pair_key, std::set<std::uint32_t>> runs;  // the runs whose retest measured it
@@ -56,6 +57,7 @@ struct alone_evidence {
   explicit alone_evidence(std::span<const judged_run> jobs) {
     for (const auto& run : jobs) {
       for (const auto& a : run.alone) {
+        if (!a.still_slow && !a.fine) continue;
         const pair_key k{static_cast<std::int32_t>(a.src), static_cast<std::int32_t>(a.dst)};
         auto& into = a.still_slow ? slow : fine;
         const auto [it, fresh] = into.try_emplace(k, a.pct);

@@ -192,6 +192,43 @@ TEST_CASE("verdict: a pair alone within the controls' own spread is fine alone, 
   CHECK(stats::retest_link_bound_pct({100, 101, 99, 100}, 90) == doctest::Approx(100 * std::exp(-0.3)));
 }
 
+TEST_CASE("verdict: where controls agree closely, a pair alone between the slow bound and their spread is undecided") {
+  // a real NIC fabric: pairs alone agree to about 1 %. A NIC at 85 % alone is 16 of their spreads
+  // below them and above the 74 % bound: neither slow nor fine, so it clears nothing
+  const auto before = mesh4(30);
+  stats::retest_plan p;
+  p.slow = {{2, 0}, {2, 1}, {2, 3}};
+  p.controls = {{0, 1}, {1, 3}, {3, 0}, {0, 3}};
+  stats::square<double> alone(4, NAN);
+  alone.at(0, 1) = 100;
+  alone.at(1, 3) = 101;
+  alone.at(3, 0) = 99;
+  alone.at(0, 3) = 100;
+  alone.at(2, 0) = 85;
+  alone.at(2, 1) = 95;
+  alone.at(2, 3) = 60;
+  const stats::pair_classes one_node(4, std::vector<std::int32_t>(4, 0));
+  auto v = stats::judge_retest(p, before.bw, alone, 90, one_node);
+  REQUIRE(v.size() == 3);
+  CHECK(v[0].fine_bound_pct == doctest::Approx(90));  // --slow %: their spread would ask more
+  CHECK_FALSE(v[0].still_slow);
+  CHECK_FALSE(v[0].fine);
+  CHECK(v[1].fine);
+  CHECK(v[2].still_slow);
+  CHECK_FALSE(v[2].fine);
+  // controls that spread as the emulated cluster's do (0.1 and more): the two bounds meet, and
+  // every pair is slow or fine, as before
+  alone.at(0, 1) = 100;
+  alone.at(1, 3) = 120;
+  alone.at(3, 0) = 85;
+  alone.at(0, 3) = 105;
+  v = stats::judge_retest(p, before.bw, alone, 90, one_node);
+  CHECK(v[0].fine_bound_pct == doctest::Approx(v[0].bound_pct));
+  CHECK(v[0].fine);
+  CHECK(stats::retest_fine_bound_pct({100, 120, 85, 105}, 90) ==
+        doctest::Approx(stats::retest_bound_pct({100, 120, 85, 105}, 90)));
+}
+
 TEST_CASE("verdict: a pair alone within its controls' whole spread is still slow for a side, not for a link") {
   // CI's rail cluster, 2026-11-26: a healthy link alone at 44 % of controls spread over
   // 0.055-0.203 Gb/s was counted as a link

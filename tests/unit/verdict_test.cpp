@@ -33,8 +33,19 @@ retest_verdict alone(std::uint32_t a, std::uint32_t b, bool still_slow, double p
           .pct = pct,
           .bound_pct = 71,
           .link_bound_pct = 71,
+          .fine_bound_pct = 71,
           .still_slow = still_slow,
-          .beyond_spread = still_slow};
+          .beyond_spread = still_slow,
+          .fine = !still_slow};
+}
+
+// alone at `pct`, between the slow bound and the fine one: controls that agree closely (a real
+// NIC fabric's) put the fine bound at --slow %
+retest_verdict undecided(std::uint32_t a, std::uint32_t b, double pct) {
+  auto v = alone(a, b, false, pct);
+  v.fine_bound_pct = 90;
+  v.fine = false;
+  return v;
 }
 
 const folded_cause* find(const job_verdict& v, outlier_kind k) {
@@ -166,6 +177,24 @@ TEST_CASE("a rank named in every run is not counted when the retest finds its se
   // another rank's fine sends say nothing about rank 4
   runs[0].alone = {alone(3, 0, false), alone(3, 1, false)};
   CHECK(fold(runs).status == health::degraded);
+}
+
+TEST_CASE("a node the retest could not decide on stays counted: pairs alone between its bounds clear nothing") {
+  // a real fabric's node at 85 %: named by the run; alone its pairs read 85 % of controls that
+  // agree to 1 %, above the 74 % slow bound and below the fine one
+  const std::vector<std::int32_t> one_each{0, 1, 2, 3, 4, 5};
+  outlier_report as_node;
+  as_node.found = {{outlier_kind::node, outlier_basis::noise, 4, -1, -1, 85, NAN, 5, 0}};
+  std::vector<judged_run> runs{{0, "mesh 4 KiB", &as_node, true, {}}};
+  runs[0].alone = {undecided(4, 0, 85), undecided(4, 1, 85), undecided(4, 2, 86)};
+  auto v = fold(runs, one_each);
+  CHECK(v.status == health::degraded);
+  REQUIRE(find(v, outlier_kind::node) != nullptr);
+  CHECK(find(v, outlier_kind::node)->counted);
+  CHECK_FALSE(find(v, outlier_kind::node)->cleared);
+  // the same figures against controls that spread as widely as 85 %: fine, and cleared
+  runs[0].alone = {alone(4, 0, false, 85), alone(4, 1, false, 85), alone(4, 2, false, 86)};
+  CHECK(fold(runs, one_each).status == health::healthy);
 }
 
 TEST_CASE("a node named in every run is not counted when the retest finds each of its ranks fine alone") {

@@ -120,7 +120,7 @@ def report(a):
         said = [x for x in verdict_lines(md) if re.match(r"link rank \d+ .* alone", x)]
         check(len(said) == len(folded), f"{len(said)} retest verdicts, the file retested {len(folded)} pairs")
         for x in said:
-            m = re.match(r"link rank (\d+) \(.*?\) -> rank (\d+) \(.*?\): (still slow|fine) alone", x)
+            m = re.match(r"link rank (\d+) \(.*?\) -> rank (\d+) \(.*?\): (still slow|fine|undecided) alone", x)
             v = folded.get((int(m.group(1)), int(m.group(2)))) if m else None
             check(v is not None and (m.group(3) == "still slow") == (2 * sum(v) > len(v)),
                   f"retest verdict {x!r} does not match the file's {v}")
@@ -168,7 +168,9 @@ def report(a):
             if "retest" in g:
                 t = g["retest"]
                 confirmed |= {(int(x), int(y)) for x, y, s_ in zip(t["src"][:], t["dst"][:], t["still_slow"][:]) if s_}
-                cleared |= {(int(x), int(y)) for x, y, s_ in zip(t["src"][:], t["dst"][:], t["still_slow"][:]) if not s_}
+                # fine alone; a pair between the two bounds (undecided) clears nothing
+                fine = t["fine"][:] if "fine" in t else 1 - t["still_slow"][:]
+                cleared |= {(int(x), int(y)) for x, y, s_ in zip(t["src"][:], t["dst"][:], fine) if s_}
         for name in bw:
             g = f["runs"][name]
             if int(g.attrs.get("interrupted", 0)) or "outliers" not in g:

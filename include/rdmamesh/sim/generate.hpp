@@ -10,7 +10,9 @@
 
 #include <cstdint>
 #include <random>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rdmamesh/cli/options.hpp"
@@ -26,6 +28,10 @@ struct noise_model {
   double receiver = 0, receiver_sd = 0;
   double tail = 3;
   double msgs = 300;  // the median pair's count over the measured window (its Poisson error)
+  // A pair alone (--retest, its ports to itself): it keeps `keep` of its run's sender and
+  // receiver effects (what outlasts the run: a rank's placement, its core) and draws a fresh
+  // effect of its own, of scale `alone` (t of `tail`): the run's contention is gone.
+  double keep = 0.5, alone = 0.01;
 };
 
 // Fitted by tools/fit-noise from the emulated cluster's healthy runs (see docs/verdict.md).
@@ -52,11 +58,22 @@ struct fault {
 struct simulated_run {
   stats::run_matrices m;
   std::vector<std::int32_t> node_of, rail_of, leaf_of;
+  std::vector<double> send, recv;  // the run's effects, by rank (log)
   std::int32_t fault_node = -1, fault_rank = -1, fault_rail = -1, fault_peer = -1, fault_leaf = -1;
 };
 
 // One run of 4 KiB messages over 1 s: a mesh (every pair in one round, sharing each port N-1
 // ways) or spread's rounds (a pair has its ports to itself, so it counts N-1 times more).
 simulated_run generate(const fabric_shape& f, const noise_model& nm, const fault& x, std::mt19937_64& g);
+
+// Whether the fault slows pair (a, b) of the run.
+bool faulted(const simulated_run& r, fault_kind k, std::uint32_t a, std::uint32_t b);
+
+// The retest of run `r`: bytes/s of each of `pairs` alone, as rdmamesh measures them after the run
+// (NaN elsewhere), each with its ports to itself (N-1 times a mesh pair's count) and the noise
+// model's `keep` and `alone`.
+stats::square<double> generate_alone(const simulated_run& r, const noise_model& nm, const fault& x,
+                                     std::span<const std::pair<std::uint32_t, std::uint32_t>> pairs,
+                                     std::mt19937_64& g);
 
 }  // namespace rdmamesh::sim

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -18,13 +19,24 @@ struct judged {
   stats::outlier_report report;
   stats::job_verdict verdict;
   stats::false_alarms stated;  // the run's own false-alarm estimate (stated_draws > 0)
+  std::size_t alone = 0;       // pairs the retest measured alone (slow, fresh and controls)
 };
 
-// One bandwidth run judged as rdmamesh judges it by default (app/assemble.cpp, app/ledger.cpp).
+// --retest, simulated: what the pairs the retest plans measure alone (generate_alone), and how
+// many fresh partners each named side meets (rdmamesh: 4 after a spread run, else 0).
+struct retest_source {
+  std::function<stats::square<double>(const stats::pair_list&)> alone;
+  std::size_t fresh = 0;
+};
+
+// One bandwidth run judged as rdmamesh judges it by default (app/assemble.cpp, app/ledger.cpp);
+// with `retest`, as rdmamesh --retest does: the run's slow and named pairs planned, measured alone
+// beside controls and judged (app/retest.cpp), and the verdict folded with that evidence.
 // `leaf_of` (by rank, -1: none): each leaf's uplink is a candidate, as with --topology.
 judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std::uint64_t cq_mod,
              const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of, double slow_pct = 90,
-             const std::vector<std::int32_t>& leaf_of = {}, std::uint32_t stated_draws = 0);
+             const std::vector<std::int32_t>& leaf_of = {}, std::uint32_t stated_draws = 0,
+             const retest_source* retest = nullptr);
 
 // A counted cause in words: node1, nic1.0 (node, rail), rank3, link2-5.
 std::string describe(const stats::folded_cause& c);
@@ -39,6 +51,8 @@ struct tally {
   double seconds = 0;                                // spent judging
   std::uint64_t run_named = 0;  // jobs whose run named a cause before any fold (failed pairs, suspects apart)
   double stated_pct = 0;        // summed over the jobs: each run's stated false-alarm level (stated_draws > 0)
+  std::uint64_t retested = 0;   // jobs whose run had pairs to retest (`retest`)
+  std::uint64_t alone = 0;      // pairs measured alone, summed over the jobs
 };
 
 // `fault` "none" or KIND:PCT (rank, nic, node, link, uplink); throws std::invalid_argument otherwise.
@@ -47,8 +61,8 @@ fault parse_fault(const std::string& text);
 // `model_alpha` > 0: judged by the effects model (stats/model.hpp) at that family-wise level
 // instead of today's finder and fold.
 // `stated_draws` > 0: each run's stated false-alarm level too (stats/false_alarm.hpp), from that
-// many healthy runs drawn like it.
+// many healthy runs drawn like it. `retest`: each job runs --retest, as the health job does.
 tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std::uint32_t jobs, std::uint64_t seed,
-               double model_alpha = 0, std::uint32_t stated_draws = 0);
+               double model_alpha = 0, std::uint32_t stated_draws = 0, bool retest = false);
 
 }  // namespace rdmamesh::sim
