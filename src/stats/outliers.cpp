@@ -149,7 +149,8 @@ struct scores {
   bool usable = false;
 };
 
-scores score(const evidence& ev, const mask& ref, const finder_settings& s) {
+// Into `out`, whose arrays are reused: a finder scores N x N pairs for each candidate it tests.
+void score_into(const evidence& ev, const mask& ref, const finder_settings& s, scores& out) {
   const std::size_t nn = ev.judged.size();
   std::vector<std::vector<double>> by_cohort(ev.cohorts), by_class(ev.classes);
   for (std::size_t i = 0; i < nn; ++i) {
@@ -172,8 +173,9 @@ scores score(const evidence& ev, const mask& ref, const finder_settings& s) {
     centre[c] = class_median[k];
   }
 
-  scores out;
   out.z.assign(nn, nan);
+  out.spread = 0;
+  out.usable = false;
   std::vector<double> pooled;
   for (std::size_t i = 0; i < nn; ++i) {
     if (!ev.judged[i]) continue;
@@ -182,9 +184,14 @@ scores score(const evidence& ev, const mask& ref, const finder_settings& s) {
     out.z[i] = ev.log_bw[i] - r;
     if (ref[i]) pooled.push_back(out.z[i]);
   }
-  if (pooled.size() < 4) return out;
+  if (pooled.size() < 4) return;
   out.spread = robust_spread(std::move(pooled), s.min_spread);
   out.usable = true;
+}
+
+scores score(const evidence& ev, const mask& ref, const finder_settings& s) {
+  scores out;
+  score_into(ev, ref, s, out);
   return out;
 }
 
@@ -369,27 +376,30 @@ bool may_name(const evidence& ev, const screen& sc, const candidate& c, const ma
 // What a candidate's sides are judged against: the judged pairs that touch neither it nor a
 // cause already named, scored against their cohorts, and how much whole ranks among them differ.
 struct reference {
+  mask pairs;  // those pairs
   scores sc;
   double spread = nan;         // rank_spread of the reference
   std::vector<double> others;  // the reference pairs of the candidate's classes, ascending
 };
 
-reference reference_of(const evidence& ev, const candidate& c, const mask& covered, const finder_settings& s) {
-  mask ref(ev.judged.size(), 0);
+// Into `r`, whose arrays are reused from one candidate to the next (each is N x N: fresh ones
+// cost the kernel's zeroing of every page again).
+void reference_of(const evidence& ev, const candidate& c, const mask& covered, const finder_settings& s, reference& r) {
+  r.pairs.assign(ev.judged.size(), 0);
   for (std::uint32_t a = 0; a < ev.n; ++a) {
     for (std::uint32_t b = 0; b < ev.n; ++b) {
       const std::size_t i = std::size_t{a} * ev.n + b;
-      ref[i] = ev.judged[i] && !covered[i] && !c.member[a] && !c.member[b];
+      r.pairs[i] = ev.judged[i] && !covered[i] && !c.member[a] && !c.member[b];
     }
   }
-  reference r{score(ev, ref, s), nan, {}};
-  r.spread = rank_spread(ev, ref, r.sc.z, s.min_spread);
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    if (ref[i] && !std::isnan(r.sc.z[i]) && !(c.across_only && !pair_classes::across(ev.cls[i])))
+  score_into(ev, r.pairs, s, r.sc);
+  r.spread = rank_spread(ev, r.pairs, r.sc.z, s.min_spread);
+  r.others.clear();
+  for (std::size_t i = 0; i < r.pairs.size(); ++i) {
+    if (r.pairs[i] && !std::isnan(r.sc.z[i]) && !(c.across_only && !pair_classes::across(ev.cls[i])))
       r.others.push_back(r.sc.z[i]);
   }
   std::sort(r.others.begin(), r.others.end());
-  return r;
 }
 
 // One side of a candidate against a reference: named when its median falls below --slow % of the
@@ -429,9 +439,10 @@ side judge_side(const evidence& ev, const reference& ref, const candidate& c, bo
 // against the same reference: a node claims all of its NICs, and one slow NIC pulls its node's
 // median down with it (in a noisy run its healthy sibling's pairs fall under --slow % too, and the
 // node explained more slow pairs than the NIC did).
+// `ref`: scratch, reused from one candidate to the next.
 verdict against_noise(const evidence& ev, const candidate& c, std::span<const candidate> parts, const mask& covered,
-                      const mask& explained, const finder_settings& s) {
-  const reference ref = reference_of(ev, c, covered, s);
+                      const mask& explained, const finder_settings& s, reference& ref) {
+  reference_of(ev, c, covered, s, ref);
   verdict v;
   for (auto [sd, sends_] : {std::pair{&v.sends, true}, std::pair{&v.receives, false}}) {
     const bool sends = sends_;  // clang before 16 cannot capture a structured binding in a lambda
@@ -743,7 +754,8 @@ void join_nics(const evidence& ev, std::int32_t node, std::span<const candidate>
       if (whole.member[a] || whole.member[b]) open[std::size_t{a} * ev.n + b] = 0;
     }
   }
-  const reference ref = reference_of(ev, whole, open, s);
+  reference ref;
+  reference_of(ev, whole, open, s, ref);
   outlier o{outlier_kind::node, outlier_basis::noise, node, -1, -1, nan, nan, 0, 0};
   for (const auto& p : found) {
     if (!is_part(p)) continue;
@@ -814,12 +826,13 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
     return it == parts.end() ? std::span<const candidate>{} : std::span<const candidate>(it->second);
   };
   const double slow_floor = std::log(s.slow_pct / 100);
+  reference scratch;
   for (auto& o : cover(
            candidates(ev.n, node_of, uplinks, nics), outlier_basis::noise,
            [&](const candidate&c, const mask&cov, const mask&expl) {
              if (!may_name(ev, scr, c, cov, slow_floor)) return verdict{};
              return against_noise(ev, c, c.kind == outlier_kind::node ? parts_of(c.node) : std::span<const candidate>{},
-                                  cov, expl, s);
+                                  cov, expl, s, scratch);
            },
            [&](const mask&cov) { scr = make_screen(ev, cov); }, covered)) {
     out.found.push_back(o);
