@@ -88,6 +88,12 @@ struct alone_evidence {
   }
 };
 
+// What the retest decides a side by: `these` of its pairs alone against `others`, where `these`
+// are most and two at least (one pair alone is one sample).
+bool most_of(int these, int others) {
+  return these >= 2 && these > others;
+}
+
 // The side (sends or receives) of one rank that the retest found slow alone: most of that side's
 // retested pairs, two at least, still slow, toward two or more peers that are not one node (a
 // slow node makes each sender's pairs into it slow: that is the node's fault, not theirs)
@@ -119,7 +125,7 @@ side_figures judge_side(const alone_evidence& e, std::int32_t rank, bool sends, 
     f.runs.insert(e.runs.at(k).begin(), e.runs.at(k).end());
   }
   for (const auto& [k, pct] : e.fine) f.fine += mine(k);
-  f.slow = f.pairs >= 2 && f.pairs > f.fine && groups.size() >= 2;
+  f.slow = most_of(static_cast<int>(f.pairs), static_cast<int>(f.fine)) && groups.size() >= 2;
   return f;
 }
 
@@ -308,9 +314,10 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
     }
     // most of a side's pairs alone, not two of many: fresh partners that read fine outvote the
     // two a spread run happened to meet
-    std::erase_if(n, [&](const auto& e) { return e.second <= count(fine_count, e.first.first, e.first.second); });
+    std::erase_if(n,
+                  [&](const auto& e) { return !most_of(e.second, count(fine_count, e.first.first, e.first.second)); });
     const auto most = std::ranges::max_element(n, {}, [](const auto& e) { return e.second; });
-    if (most == n.end() || most->second < 2) break;
+    if (most == n.end()) break;
     sick_alone.insert(most->first.first);
     sick_sides.insert(most->first);
   }
@@ -324,8 +331,8 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
   // sends were shaped; alone its receives were fine, and of its node-mate's three were fine and
   // one read 55 %, and the node stood beside its NIC)
   const auto cleared_side = [&](std::int32_t rank, bool sends) {
-    const int fine = count(fine_count, rank, sends);
-    return fine >= 2 && fine > count(unexplained, rank, sends) && !sick_sides.contains({rank, sends});
+    return most_of(count(fine_count, rank, sends), count(unexplained, rank, sends)) &&
+           !sick_sides.contains({rank, sends});
   };
   // a rank or node is cleared when every side it was named for is, on each of its ranks
   const auto cleared_cause = [&](const folded_cause& c) {
@@ -351,8 +358,7 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
     const bool suspect = is_suspect(c.kind, c.basis) || one_run_rank;
     const std::int32_t rank = c.rank;  // a local: clang cannot capture a structured binding
     const auto most_slow = [&](bool sends) {
-      const int slow = count(slow_count, rank, sends);
-      return slow >= 2 && slow > count(fine_count, rank, sends);
+      return most_of(count(slow_count, rank, sends), count(fine_count, rank, sends));
     };
     const bool retested = c.kind == outlier_kind::rank &&
                           (most_slow(true) || (one_run_rank && !std::isnan(c.recv_lo) && most_slow(false)));

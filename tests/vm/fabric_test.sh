@@ -80,7 +80,6 @@ later "uplink: analysis/report draws the tree with leaf3's uplink red, the heatm
 # leaves, one each way per round, and its slow pairs retested alone. It names node5 (not its
 # leaf's uplink, which node6's sends cross at full rate) and drains node5 alone. A second job
 # where the first reads healthy, as in sick()
-drained() { sinfo -h -N -o "%N %T" | awk '$2 ~ /drain/ { print $1 }' | sort -u | tr '\n' ' '; }
 kbit=$(awk -v g="$(egress_gbps "$tmp/healthy.txt" 4)" 'BEGIN { printf "%d", g * 1e6 / 2 }')
 echo "== port: tbf on roce5 at $kbit kbit/s (half of what rank 4 sent in the healthy run), the health job with spread"
 if [ "$kbit" -gt 0 ] && root_tc qdisc add dev roce5 root tbf rate "${kbit}kbit" burst 256kb latency 400ms; then

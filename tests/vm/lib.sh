@@ -91,6 +91,9 @@ job() {
   [ -s "$tmp/$name.verdict.json" ] || { fail "$name: no verdict file beside the results"; return 1; }
 }
 
+# drained: the nodes Slurm holds drained now (what a health job did), on one line
+drained() { sinfo -h -N -o "%N %T" | awk '$2 ~ /drain/ { print $1 }' | sort -u | tr '\n' ' '; }
+
 # egress_gbps CONSOLE RANK...: what those ranks (a node's) sent to the other ranks, in Gb/s,
 # from the send-bandwidth matrix a single-size run prints (the first: a --retest prints its own
 # after it, of pairs run alone): the traffic that left through the node's port

@@ -98,7 +98,6 @@ kbit=$((rate / 2)) shaped node "roce2_0 roce2_1" -- --node node2
 # the health job with RDMAMESH_NICS=all under Slurm, node2's rail-1 NIC shaped again: as many
 # ranks per node as NICs (2, though it asks for 1), under srun --mpi=pmix; it drains node2 with a
 # reason that names the NIC
-drained() { sinfo -h -N -o "%N %T" | awk '$2 ~ /drain/ { print $1 }' | sort -u | tr '\n' ' '; }
 # A quarter of the clean mesh's median egress, not half: that mesh runs pinned and with
 # --verify and moves more per rank than the unpinned health job, so half of it barely binds the
 # NIC there, and alone its pairs read close to what a vCPU-bound control pair reaches (the

@@ -111,7 +111,6 @@ recheck() {
   RDMAMESH_NODE=node2 jobs/rdmamesh-node-check "$tmp/results" 24 || fail "recheck: the node check still fails node2"
 }
 health() { RDMAMESH_PER_NODE=2 RDMAMESH_SIZES=4K RDMAMESH_DURATION=2 RDMAMESH_ARGS="-Q 1 --warmup 0.3" submit "$1" -N 3 jobs/healthcheck.sbatch; }
-drained() { sinfo -h -N -o "%N %T" | awk '$2 ~ /drain/ { print $1 }' | sort -u | tr '\n' ' '; }
 # first, an allocation too small to judge (2 nodes, one rank each: two pairs, no noise to measure them
 # against) is not healthy: the job says it could judge nothing, exits 6, drains nothing
 RDMAMESH_PER_NODE=1 RDMAMESH_SIZES=4K RDMAMESH_DURATION=1 submit health-tiny -N 2 jobs/healthcheck.sbatch
