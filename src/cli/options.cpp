@@ -398,7 +398,7 @@ void add_output_flags(CLI::App& app, options& o, flag_text& t) {
       "--retest", o.retest,
       "After a mesh, shift or spread run with slow pairs, run each alone (with healthy control pairs), and every "
       "pair of a rank, NIC or node the run named: still slow alone means the link or NIC, fine alone means "
-      "contention");
+      "contention, undecided (between the two bounds) leaves the run's reading standing");
   app.add_flag("--verify", o.verify, "Fill every payload with a (src, dst, seq) pattern and check it on arrival");
   app.add_option("--timeout", o.timeout_s,
                  "Seconds without any sign of life from a peer before it is named dead or hung (not a bound on "
