@@ -72,11 +72,14 @@ std::optional<liveness::verdict> liveness::tick(clock::time_point now, bool judg
 std::optional<liveness::verdict> liveness::read(clock::time_point now) {
   for (auto& s : b_.poll()) {
     switch (s.kind) {
+      // Any beat or pulse is a sign of life, whatever its round: a collective may complete on one
+      // rank before another (a rank that died mid-barrier reached some of its peers), so a live
+      // peer can be a round behind or ahead. Nothing sits unread while this rank ticks, and
+      // begin_round and a gap in our own ticks hear everyone afresh anyway.
       case mpi::signal_kind::beat:
-        if (s.seq == seq_ && !last_heard_.empty()) last_heard_[static_cast<std::size_t>(s.source)] = now;
+        if (!last_heard_.empty()) last_heard_[static_cast<std::size_t>(s.source)] = now;
         break;
       case mpi::signal_kind::pulse:
-        if (s.seq != seq_ && s.text.empty()) break;  // a pulse of an earlier round says nothing of this one
         last_pulse_ = now;
         if (!s.text.empty()) return verdict{.rank = s.rank, .reason = std::move(s.text), .from_root = true};
         break;

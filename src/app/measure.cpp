@@ -97,7 +97,12 @@ rank_run measure_rounds(const context& c, Engine& eng, const plan::subset_schedu
     }
     eng.begin_round(size, role);
     mpi::request start = c.w.ibarrier();
-    wait_listening(c, base, "starting a round", start);
+    // Rank 0 judges silence here too: a barrier can complete on the ranks a dying rank reached
+    // and not on the others, and rank 0 may be the one left waiting while the rest run the
+    // round. Its wait would end at --timeout anyway (collective_bound_s); judging only decides
+    // that the rank it has not heard from is named, not nobody. The others do not judge rank 0
+    // here: it writes each run between runs.
+    wait_listening(c, base, "starting a round", start, c.me == 0);
     auto errors = run_round(c.w, eng, c.o, c.live, on_stuck);
     if constexpr (std::is_same_v<Engine, engine::stream>) {
       merge_bandwidth(acc, eng, role, round);

@@ -55,6 +55,31 @@ TEST_CASE("liveness: the rank that falls silent is named by rank 0 and then by e
   w.barrier();
 }
 
+TEST_CASE("liveness: a live rank a round ahead is heard; only the silent rank is named") {
+  // A barrier can complete on the ranks a dying rank reached and not on rank 0: the others run
+  // the next round while rank 0 still waits in the last. Each must take the other for alive.
+  mpi::world w;
+  mpi::beacon b(w);
+  app::liveness live(b, 2.0);
+  if (w.size() < 3) return;  // needs a rank ahead and a silent one besides rank 0
+  const int silent = w.size() - 1;
+  live.begin_round(clock_type::now());
+  if (w.rank() != 0) live.begin_round(clock_type::now());  // a round ahead of rank 0
+  if (w.rank() == silent) {
+    w.barrier();
+    return;
+  }
+  auto v = tick_until(live);
+  REQUIRE(v.has_value());
+  CHECK(v->rank == silent);
+  if (w.rank() == 0) {
+    live.announce(v->rank, "rank 0 " + v->reason, 1.0);
+  } else {
+    CHECK(v->from_root);  // rank 0's pulses of the round before still said it lives
+  }
+  w.barrier();
+}
+
 TEST_CASE("liveness: ranks that keep working are never accused, for many times --timeout") {
   mpi::world w;
   mpi::beacon b(w);
