@@ -16,7 +16,8 @@
                                                     naming DEV; every run of FILE names that NIC
   check_verdict.py FILE.h5 VERDICT.json --uplink SW status degraded; the one counted cause is the
                                                     uplink of switch SW, nothing to drain; every
-                                                    run of FILE names that one uplink; pairs
+                                                    run of FILE names that uplink (anything else
+                                                    it names the verdict did not count); pairs
                                                     that failed through it are its (status
                                                     failed then)
   (each with --topology SW1,SW2,...: FILE's /topology holds those switches and every node of
@@ -189,7 +190,7 @@ def uplink(path, doc_path, name):
         lost = [(a, b) for k, a, b in rows if k == "failed"]
         check(all(crosses([hosts[a], hosts[b]]) for a, b in lost), f"run {run}: failed pairs {lost} not through {name}")
         kinds = [k for k, a, b in rows if k != "failed"]
-        check(kinds == ["uplink"], f"run {run}: causes {kinds}, expected one uplink")
+        check(kinds.count("uplink") == 1, f"run {run}: causes {kinds}, expected the uplink among them")
 
 
 def nic(path, doc_path, node, device):

@@ -10,8 +10,10 @@
 # (scontrol show topology) and counts nothing. Faults made by the kernel's traffic control, not
 # by rdmamesh: tbf (half of the healthy rate) on leaf3's uplink (up3, what leaves leaf3 for
 # the spine) names that uplink and no node under it (exit 5, its verdict file counting that one
-# cause); tbf on node5's own port, found by the Slurm health job running --pattern spread (as
-# above RDMAMESH_SPREAD_ABOVE nodes), names node5, not its leaf's uplink, and drains node5 alone.
+# cause, with --retest as a health job runs: a rank the run also names, slow for that run only,
+# is cleared alone); tbf on node5's own port, found by the Slurm health job running --pattern
+# spread (as above RDMAMESH_SPREAD_ABOVE nodes), names node5, not its leaf's uplink, and drains
+# node5 alone.
 source "$(dirname "$0")/lib.sh"
 [ "${RDMAMESH_VM_NODES:-0}" = 6 ] && [ -s "${RDMAMESH_TOPOLOGY:-}" ] ||
   { echo "fabric_test: run me with tools/softroce-vm --nodes 6 --leaves 3 --slurm"; exit 2; }
@@ -53,7 +55,7 @@ sick() {
   [ "$kbit" -gt 0 ] || { fail "$name: no egress measured for ranks $ranks"; return; }
   root_tc qdisc add dev "$dev" root tbf rate "${kbit}kbit" burst 256kb latency 400ms || { fail "$name: tc"; return; }
   while :; do
-    mpirun "${six[@]}" "$bin" "${fine[@]}" --topology "$RDMAMESH_TOPOLOGY" --quiet -o "$tmp/$name.h5" \
+    mpirun "${six[@]}" "$bin" "${fine[@]}" --retest --topology "$RDMAMESH_TOPOLOGY" --quiet -o "$tmp/$name.h5" \
       >"$tmp/$name.txt" 2>&1
     rc=$?
     grep -E "^# (slow|healthy|judged|verdict)|^#   |rdmamesh: error" "$tmp/$name.txt" | sed 's/^/    /'
@@ -65,8 +67,8 @@ sick() {
   root_tc -s qdisc show dev "$dev" | sed -n '1,2p' | sed 's/^/    tc: /'
   root_tc qdisc del dev "$dev" root
   [ "$rc" = 5 ] || failed_at "$tmp/$name.txt" $ranks || { cat "$tmp/$name.txt"; fail "$name: exit $rc, expected 5"; return; }
-  [ "$(grep -c '^# slow: ' "$tmp/$name.txt")" = 1 ] || fail "$name: expected exactly one '# slow:' line"
   grep -qE "$want" "$tmp/$name.txt" || fail "$name: no line /$want/"
+  # anything else the run names must be the verdict's `seen, not counted` (check_verdict.py)
 }
 # (its way down may read slow too: what comes down waits on acknowledgements going up)
 sick uplink up3 "4 5" "^# slow: uplink leaf3-spine \(node5,node6\): up at [0-9.]+ %( and down at [0-9.]+ %)? of the median"
