@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "rdmamesh/app/measure.hpp"
+#include "rdmamesh/fabric/rank_info.hpp"
 #include "rdmamesh/stats/retest.hpp"
 
 namespace rdmamesh::app {
@@ -20,17 +21,10 @@ bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size
   if (c.me == 0) {
     const auto last = c.book.last();
     if (last && last->bw && last->retest_of < 0) {
-      // at most 2 x N slow pairs (a slow rank's row and column), 4 controls per class of them
-      // the pairs the finder named too (it judged them against their cohorts): so the retest
-      // confirms or clears each named rank, NIC and node, not only the pairs slow by the median
-      const std::vector<stats::pair_list> named =
-          last->outliers ? stats::named_sides(last->outliers->found, c.node_of, c.nics, c.n)
-                         : std::vector<stats::pair_list>{};
-      // a spread run met each rank's few partners by chance: each named side meets as many fresh
-      // ones alone, so a part slow only toward a bad partner is cleared, not drained
-      const std::size_t fresh = last->pattern == pattern_kind::spread ? 4 : 0;
-      plan = stats::plan_retest(last->bw->tx_bw, last->bw->flags, last->bw->round, c.classes, c.o.slow_pct,
-                                std::size_t{2} * c.n, 4, named, fresh);
+      const std::span<const stats::outlier> found =
+          last->outliers ? std::span<const stats::outlier>(last->outliers->found) : std::span<const stats::outlier>{};
+      plan = stats::plan_job_retest(last->bw->tx_bw, last->bw->flags, last->bw->round, c.classes, c.o.slow_pct, found,
+                                    c.node_of, c.nics, last->pattern == pattern_kind::spread);
       before = last->bw->tx_bw;
     }
     if (!plan.slow.empty()) text = stats::encode_pairs(plan.slow) + "|" + stats::encode_pairs(plan.controls);
@@ -46,7 +40,7 @@ bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size
   plan.controls = stats::decode_pairs(text.substr(bar + 1));
   stats::pair_list all = plan.slow;
   all.insert(all.end(), plan.controls.begin(), plan.controls.end());
-  const plan::subset_schedule sched(plan::alone_rounds(all, c.n), c.n);
+  const plan::subset_schedule sched(plan::alone_rounds(all, fabric::port_ids(c.ranks)), c.n);
   if (c.me == 0 && !c.o.quiet) {
     fmt::print(stderr, "[retest] {} slow pair(s) and {} control pair(s) alone, {} rounds\n", plan.slow.size(),
                plan.controls.size(), sched.rounds());

@@ -7,6 +7,8 @@
 #include <climits>
 #include <map>
 #include <set>
+#include <string_view>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -123,6 +125,17 @@ std::vector<std::size_t> ranks_of_nic(std::int32_t node, std::int32_t rail, std:
   std::vector<std::size_t> out;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     if (ranks[i].node == node && ranks[i].rail == rail) out.push_back(i);
+  }
+  return out;
+}
+
+std::vector<std::uint32_t> port_ids(std::span<const rank_info> ranks) {
+  std::map<std::tuple<std::int32_t, std::string_view, std::int32_t>, std::uint32_t> seen;
+  std::vector<std::uint32_t> out;
+  out.reserve(ranks.size());
+  for (const auto& r : ranks) {
+    const auto id = static_cast<std::uint32_t>(seen.size());
+    out.push_back(seen.try_emplace({r.node, text(r.device), r.port}, id).first->second);
   }
   return out;
 }

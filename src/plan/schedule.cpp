@@ -189,19 +189,22 @@ round_role subset_schedule::role(std::uint32_t round, std::uint32_t rank) const 
 }
 
 std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> alone_rounds(
-    std::span<const std::pair<std::uint32_t, std::uint32_t>> pairs, std::uint32_t n) {
+    std::span<const std::pair<std::uint32_t, std::uint32_t>> pairs, std::span<const std::uint32_t> port_of) {
+  const auto n = static_cast<std::uint32_t>(port_of.size());
+  const std::size_t ports = n == 0 ? 0 : std::size_t{*std::ranges::max_element(port_of)} + 1;
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> rounds;
-  std::vector<std::vector<bool>> busy;  // [round][rank]
+  std::vector<std::vector<bool>> busy;  // [round][port]
   for (const auto& [a, b] : pairs) {
     if (a >= n || b >= n || a == b) continue;
+    const std::uint32_t pa = port_of[a], pb = port_of[b];
     std::size_t k = 0;
-    while (k < rounds.size() && (busy[k][a] || busy[k][b])) ++k;
+    while (k < rounds.size() && (busy[k][pa] || busy[k][pb])) ++k;
     if (k == rounds.size()) {
       rounds.emplace_back();
-      busy.emplace_back(n, false);
+      busy.emplace_back(ports, false);
     }
     rounds[k].emplace_back(a, b);
-    busy[k][a] = busy[k][b] = true;
+    busy[k][pa] = busy[k][pb] = true;
   }
   return rounds;
 }

@@ -54,9 +54,8 @@ judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std
   if (retest != nullptr) {  // as app/retest.cpp plans it and app/assemble.cpp judges it
     const auto n = static_cast<std::uint32_t>(node_of.size());
     const stats::pair_classes classes(n, node_of, uplinks, nics);
-    const auto named = stats::named_sides(j.report.found, node_of, nics, n);
-    auto plan =
-        stats::plan_retest(m.tx_bw, m.flags, m.round, classes, slow_pct, std::size_t{2} * n, 4, named, retest->fresh);
+    auto plan = stats::plan_job_retest(m.tx_bw, m.flags, m.round, classes, slow_pct, j.report.found, node_of, nics,
+                                       retest->met_few);
     if (!plan.slow.empty()) {
       stats::pair_list all = plan.slow;
       all.insert(all.end(), plan.controls.begin(), plan.controls.end());
@@ -117,7 +116,7 @@ tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std
   for (std::uint32_t j = 0; j < jobs; ++j) {
     const auto r = generate(f, nm, x, g);
     const retest_source alone{[&](const stats::pair_list& pairs) { return generate_alone(r, nm, x, pairs, g); },
-                              f.pattern == pattern_kind::spread ? std::size_t{4} : 0};
+                              f.pattern == pattern_kind::spread};
     const auto t0 = std::chrono::steady_clock::now();
     auto v = model_alpha > 0 ? judged{}
                              : judge(r.m, 4096, true, 1, r.node_of, r.rail_of, 90, r.leaf_of, stated_draws,

@@ -146,6 +146,14 @@ retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& fl
   return plan;
 }
 
+retest_plan plan_job_retest(const square<double>& bw, const square<std::uint8_t>& flags,
+                            const square<std::int32_t>& round, const pair_classes& class_of, double slow_pct,
+                            std::span<const outlier> found, std::span<const std::int32_t> node_of,
+                            std::span<const nic_group> nics, bool met_few) {
+  const auto named = named_sides(found, node_of, nics, bw.n);
+  return plan_retest(bw, flags, round, class_of, slow_pct, std::size_t{2} * bw.n, 4, named, met_few ? 4 : 0);
+}
+
 std::vector<pair_list> named_sides(std::span<const outlier> found, std::span<const std::int32_t> node_of,
                                    std::span<const nic_group> nics, std::uint32_t n) {
   std::vector<pair_list> out;

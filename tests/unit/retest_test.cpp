@@ -30,7 +30,8 @@ run_matrices3 mesh4(double slow_row_value) {
 
 TEST_CASE("alone rounds: no rank in two pairs of a round, every pair once, in order") {
   const stats::pair_list pairs{{2, 0}, {2, 1}, {2, 3}, {0, 1}, {1, 3}, {0, 3}, {9, 1}, {1, 1}};
-  const auto rounds = plan::alone_rounds(pairs, 4);
+  const std::vector<std::uint32_t> own_port{0, 1, 2, 3};  // a port each
+  const auto rounds = plan::alone_rounds(pairs, own_port);
   std::set<std::pair<std::uint32_t, std::uint32_t>> seen;
   for (const auto& round : rounds) {
     std::set<std::uint32_t> busy;
@@ -49,6 +50,26 @@ TEST_CASE("alone rounds: no rank in two pairs of a round, every pair once, in or
   const auto r2 = sched.role(0, 2);
   CHECK(r2.send_to == std::vector<std::uint32_t>{0});
   CHECK(sched.role(0, 0).recv_from == std::vector<std::uint32_t>{2});
+}
+
+TEST_CASE("alone rounds: ranks that share a NIC port are never in two pairs of one round") {
+  // three nodes of two ranks, one port each: a pair alone has both its ports to itself
+  const std::vector<std::uint32_t> port_of{0, 0, 1, 1, 2, 2};
+  const stats::pair_list pairs{{0, 2}, {1, 4}, {3, 5}, {4, 0}, {5, 1}, {2, 3}, {0, 1}};
+  const auto rounds = plan::alone_rounds(pairs, port_of);
+  std::size_t placed = 0;
+  for (const auto& round : rounds) {
+    std::set<std::uint32_t> busy;
+    for (const auto& [a, b] : round) {
+      CHECK(busy.insert(port_of[a]).second);
+      if (port_of[b] != port_of[a]) CHECK(busy.insert(port_of[b]).second);
+      ++placed;
+    }
+  }
+  CHECK(placed == pairs.size());
+  // a pair within node 2 (one port) fits beside one between nodes 1 and 3, first come first
+  CHECK(rounds[1] == stats::pair_list{{1, 4}, {2, 3}});
+  CHECK(rounds.size() == 5);
 }
 
 TEST_CASE("plan: a slow rank's sends go again, slowest first, with controls clear of that rank") {

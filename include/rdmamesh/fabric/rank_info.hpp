@@ -76,6 +76,9 @@ void check_nics(const std::vector<rank_info>& ranks, const options& o);
 std::vector<std::size_t> ranks_of_node(std::int32_t node, std::span<const rank_info> ranks);
 std::vector<std::size_t> ranks_of_nic(std::int32_t node, std::int32_t rail, std::span<const rank_info> ranks);
 
+// Each rank's NIC port as an id from 0, shared by the ranks on one port of one node.
+std::vector<std::uint32_t> port_ids(std::span<const rank_info> ranks);
+
 // Whether two pinned ranks of one host may run on a common PU.
 bool share_cpu(const rank_info& a, const rank_info& b);
 // Per host with CPU sharing, one line naming the ranks and what they share.

@@ -91,10 +91,12 @@ class subset_schedule {
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> listed_;
 };
 
-// --retest: rounds in which each pair runs alone (no rank in two pairs of a round, either
-// way), greedily in the order given; pairs naming a rank outside [0, n) are dropped.
+// --retest: rounds in which each pair runs alone: no port (`port_of`: rank -> its NIC port,
+// one id per port of the job) in two pairs of a round, either way, since two pairs through one
+// NIC share its rate, and ranks on one NIC would read each other's traffic as their link's
+// fault. Greedily in the order given; pairs naming a rank outside the job are dropped.
 std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> alone_rounds(
-    std::span<const std::pair<std::uint32_t, std::uint32_t>> pairs, std::uint32_t n);
+    std::span<const std::pair<std::uint32_t, std::uint32_t>> pairs, std::span<const std::uint32_t> port_of);
 
 // --scaling: active ranks per node at each step: 1, 2, 4 ... up to the most ranks any node has
 // (that number last even when not a power of two); steps that leave fewer than two ranks active

@@ -22,11 +22,11 @@ struct judged {
   std::size_t alone = 0;       // pairs the retest measured alone (slow, fresh and controls)
 };
 
-// --retest, simulated: what the pairs the retest plans measure alone (generate_alone), and how
-// many fresh partners each named side meets (rdmamesh: 4 after a spread run, else 0).
+// --retest, simulated: what the pairs the retest plans measure alone (generate_alone), and
+// whether the run met each rank's partners by chance (spread), as stats::plan_job_retest takes.
 struct retest_source {
   std::function<stats::square<double>(const stats::pair_list&)> alone;
-  std::size_t fresh = 0;
+  bool met_few = false;
 };
 
 // One bandwidth run judged as rdmamesh judges it by default (app/assemble.cpp, app/ledger.cpp);

@@ -41,6 +41,16 @@ retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& fl
                         const pair_classes& class_of, double slow_pct, std::size_t max_slow, std::size_t controls,
                         std::span<const pair_list> named = {}, std::size_t fresh = 0);
 
+// The retest a job runs after a run (rdmamesh --retest, and the simulator's): every side the
+// finder named in `found`, then the pairs below --slow % of their class's median, 2 x N slow
+// pairs at most (a slow rank's row and column), 4 controls per class of them, and after a run
+// where each rank met a few partners by chance (`met_few`: --pattern spread) 4 fresh partners
+// per named side, so that a part slow only toward a bad partner is cleared, not drained.
+retest_plan plan_job_retest(const square<double>& bw, const square<std::uint8_t>& flags,
+                            const square<std::int32_t>& round, const pair_classes& class_of, double slow_pct,
+                            std::span<const outlier> found, std::span<const std::int32_t> node_of,
+                            std::span<const nic_group> nics, bool met_few);
+
 // The sides the finder named for its rank, NIC and node causes (noise or --expect): one list per
 // rank of a cause and side, the pairs out of it (sends) or into it (receives), measured or not.
 std::vector<pair_list> named_sides(std::span<const outlier> found, std::span<const std::int32_t> node_of,

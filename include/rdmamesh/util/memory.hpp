@@ -5,7 +5,8 @@ namespace rdmamesh {
 
 // Keep freed blocks for reuse instead of handing them back to the kernel. The finder allocates
 // and frees several N x N arrays per candidate it tests; glibc returns blocks that large to the
-// kernel, which zeroes fresh pages for the next (40 % of judging a 4 096-rank run went there).
+// kernel, which zeroes fresh pages for the next: at thousands of ranks that costs more than
+// the arithmetic.
 void reuse_freed_memory();
 
 }  // namespace rdmamesh
