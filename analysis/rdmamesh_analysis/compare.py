@@ -186,8 +186,12 @@ def build(before, after, outdir, threshold):
         # got slower is a cause; pairs that got faster gained what the causes gave up (CPU, port
         # time) and are counted apart, never named.
         rel = ratio / job
+        # a ratio of two runs carries the noise of both: a change is slower only beyond what those
+        # noises (each run's finder measured its own) make of it by chance, as well as the threshold
+        noises = [r.noise for r in (b_run, a_run) if np.isfinite(r.noise)]
+        floor = min(np.log(lo), -3.0 * float(np.sqrt(np.sum(np.square(noises)))))
         slower = findings.localize(np.log(np.where(ok, ratio, 1.0)), ok, after.nodes,
-                                   a_run.data["round"].astype(int), np.log(lo), uplinks=after.uplinks(),
+                                   a_run.data["round"].astype(int), floor, uplinks=after.uplinks(),
                                    rails=after.rails if after.multi_nic() else None)
         found += [(label, "slower", c) for c in slower]
         n_faster = int((ok & (rel > hi)).sum())

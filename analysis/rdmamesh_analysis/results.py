@@ -96,6 +96,7 @@ class Run:
     slow_pct: float = float("nan")
     median_bw: float = float("nan")
     judged: str = ""  # what the run's pairs were judged against: "# healthy: ..." / "# judged: ..."
+    noise: float = float("nan")  # the run's noise, the log spread its finder judged against
 
     retest: dict = field(default_factory=dict)  # --retest: the /retest table of a retest run
 
@@ -300,6 +301,7 @@ def load(path):
                 run.slow_pct = float(oa.get("slow_pct", np.nan))
                 run.median_bw = float(oa.get("median_bw", np.nan))
                 run.judged = str(oa.get("verdict", ""))
+                run.noise = float(oa.get("noise", np.nan))
                 lines = list(o.get("text", []))  # older files gave failed pairs no line: pad
                 lines += [""] * (len(o.get("kind", [])) - len(lines))
                 for i in range(len(o.get("kind", []))):
