@@ -707,8 +707,8 @@ link_noise residuals(const evidence& ev, const mask& rest, const std::vector<dou
 namespace {
 
 // A NIC of one rank and that rank are one cause, the NIC's (what is replaced): the cover names the
-// NIC for one side and, the NIC spent, the rank for the other (vm.rails, 2026-11-26: a shaped
-// NIC's sends, then its rank's receives, their acknowledgements queued behind them).
+// NIC for one side and, the NIC spent, the rank for the other (a slow NIC's sends, then its
+// rank's receives, their acknowledgements queued behind them).
 void fold_one_rank_nics(std::vector<outlier>& found, std::span<const nic_group> nics) {
   for (const auto& g : nics) {
     if (std::ranges::count(g.members, std::uint8_t{1}) != 1) continue;
@@ -773,6 +773,49 @@ void join_nics(const evidence& ev, std::int32_t node, std::span<const candidate>
   found.push_back(o);
 }
 
+// The run's size as judged: pairs measured, their median rate and count; whether they are too
+// few messages or too short to tell a cause from chance.
+void summarize(const evidence& ev, const run_matrices& m, const finder_settings& s, outlier_report& out) {
+  const auto median_over = [&](auto value) {
+    std::vector<double> v;
+    for (std::size_t i = 0; i < ev.judged.size(); ++i) {
+      if (ev.judged[i]) v.push_back(static_cast<double>(value(i)));
+    }
+    return std::pair{median_of(v), v.size()};
+  };
+  const auto [median, measured] = median_over([&](std::size_t i) { return m.tx_bw.v[i]; });
+  out.measured = static_cast<std::uint32_t>(measured);
+  out.median = median;
+  out.quantum = static_cast<std::uint64_t>(std::max(ev.quantum, 1.0));
+  if (!(out.median > 0)) return;
+  if (s.counted) {
+    out.median_msgs = median_over([&](std::size_t i) { return m.tx_msgs.v[i]; }).first;
+    // so few that scheduling alone moves a pair by half: nothing here could be told from chance
+    out.too_few_msgs = out.median_msgs < s.min_msgs;
+  } else if (s.min_pair_s > 0) {
+    out.median_s = median_over([&](std::size_t i) { return m.tx_s.v[i]; }).first;
+    // over so soon that a rank's wait for its CPU is most of a pair's time: start-up, not links
+    out.too_short = !(out.median_s >= s.min_pair_s);
+  }
+}
+
+// Single pairs no cause explains, slow beyond --slow % and beyond the stricter bound on what is
+// left of them once their sender's and receiver's effects are taken out.
+void add_links(const evidence& ev, const mask& rest, const scores& sc, const finder_settings& s, outlier_report& out) {
+  const link_noise ln = residuals(ev, rest, sc.z, s.min_spread);
+  const double floor = std::log(s.slow_pct / 100);
+  for (std::uint32_t a = 0; a < ev.n; ++a) {
+    for (std::uint32_t b = 0; b < ev.n; ++b) {
+      const std::size_t i = std::size_t{a} * ev.n + b;
+      if (!rest[i] || std::isnan(ln.e[i]) || !(sc.z[i] < floor)) continue;
+      const double predicted = std::exp(ev.log_bw[i] - sc.z[i]) * ev.expected[i];
+      if (!(ln.e[i] < -s.k_link * std::hypot(ln.spread[i], counting_error(ev, predicted)))) continue;
+      out.found.push_back({outlier_kind::link, outlier_basis::noise, -1, static_cast<std::int32_t>(a),
+                           static_cast<std::int32_t>(b), std::exp(sc.z[i]) * 100, nan, 1, 0});
+    }
+  }
+}
+
 }  // namespace
 
 outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
@@ -783,31 +826,8 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
   out.threshold_pct = nan;  // until the run's noise is measured
   add_failed(m, out);
   const evidence ev = gather(m, msg_size, node_of, uplinks, nics, s.counted, s.max_quantum);
-  std::vector<double> all;
-  for (std::size_t i = 0; i < ev.judged.size(); ++i) {
-    if (ev.judged[i]) all.push_back(m.tx_bw.v[i]);
-  }
-  out.measured = static_cast<std::uint32_t>(all.size());
-  out.median = median_of(all);
-  out.quantum = static_cast<std::uint64_t>(std::max(ev.quantum, 1.0));
+  summarize(ev, m, s, out);
   if (!(out.median > 0)) return out;
-  if (s.counted) {
-    std::vector<double> msgs;
-    for (std::size_t i = 0; i < ev.judged.size(); ++i) {
-      if (ev.judged[i]) msgs.push_back(static_cast<double>(m.tx_msgs.v[i]));
-    }
-    out.median_msgs = median_of(std::move(msgs));
-    // so few that scheduling alone moves a pair by half: nothing here could be told from chance
-    out.too_few_msgs = out.median_msgs < s.min_msgs;
-  } else if (s.min_pair_s > 0) {
-    std::vector<double> secs;
-    for (std::size_t i = 0; i < ev.judged.size(); ++i) {
-      if (ev.judged[i]) secs.push_back(m.tx_s.v[i]);
-    }
-    out.median_s = median_of(std::move(secs));
-    // over so soon that a rank's wait for its CPU is most of a pair's time: start-up, not links
-    out.too_short = !(out.median_s >= s.min_pair_s);
-  }
 
   mask covered(ev.judged.size(), 0);
   if (s.expect_bps > 0) {
@@ -854,19 +874,7 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
     const double typical = counting_error(ev, median_of(predicted));
     out.threshold_pct = std::exp(std::min(std::log(s.slow_pct / 100), -s.k * std::hypot(sc.spread, typical))) * 100;
   }
-  if (!sc.usable) return out;
-  const link_noise ln = residuals(ev, rest, sc.z, s.min_spread);
-  const double floor = std::log(s.slow_pct / 100);
-  for (std::uint32_t a = 0; a < ev.n; ++a) {
-    for (std::uint32_t b = 0; b < ev.n; ++b) {
-      const std::size_t i = std::size_t{a} * ev.n + b;
-      if (!rest[i] || std::isnan(ln.e[i]) || !(sc.z[i] < floor)) continue;
-      const double predicted = std::exp(ev.log_bw[i] - sc.z[i]) * ev.expected[i];
-      if (!(ln.e[i] < -s.k_link * std::hypot(ln.spread[i], counting_error(ev, predicted)))) continue;
-      out.found.push_back({outlier_kind::link, outlier_basis::noise, -1, static_cast<std::int32_t>(a),
-                           static_cast<std::int32_t>(b), std::exp(sc.z[i]) * 100, nan, 1, 0});
-    }
-  }
+  if (sc.usable) add_links(ev, rest, sc, s, out);
   return out;
 }
 

@@ -50,14 +50,79 @@ pair_list fresh_pairs(std::span<const pair_list> named, const Measured& was_meas
 
 }  // namespace
 
+namespace {
+
+struct entry {
+  double v;  // its rate in the run (NaN: a pair the run did not measure)
+  std::uint32_t a, b;
+  int cls;
+};
+using pair_set = std::set<std::pair<std::uint32_t, std::uint32_t>>;
+
+bool slower(const entry& x, const entry& y) {
+  return x.v < y.v;
+}
+
+// A named side's slowest pairs, a few per rank and side: enough for the verdict to confirm it
+// (most, two at least, still slow) or clear it (two or more fine) whatever the cap on slow pairs,
+// so that no rank of a named node goes without its own. `on_named`: every measured pair of a
+// named side.
+template <class Measured>
+pair_set sample_named(std::span<const pair_list> named, const Measured& was_measured, const square<double>& bw,
+                      const pair_classes& class_of, pair_set& on_named) {
+  constexpr std::size_t per_side = 4;
+  pair_set sampled;
+  for (const auto& side : named) {
+    std::vector<entry> mine;
+    for (const auto& [a, b] : side) {  // its own pairs, not a search of all N^2 for them
+      if (!was_measured(a, b)) continue;
+      on_named.insert({a, b});
+      mine.push_back({bw.at(a, b), a, b, class_of(a, b)});
+    }
+    std::ranges::sort(mine, slower);
+    for (std::size_t i = 0; i < mine.size() && i < per_side; ++i) sampled.insert({mine[i].a, mine[i].b});
+  }
+  return sampled;
+}
+
+// Up to `controls` pairs of `fine` for each class a slow pair is in, where that class has
+// healthy pairs (a pair within a node or between rails runs at its own rate, so it is compared
+// with its own kind); of all `fine` where none does. From each pool: nearest its median, away
+// from the ranks the slow pairs share most (a slow NIC would make a control slow too).
+void pick_controls(const std::vector<entry>& slow, const std::vector<entry>& fine, std::uint32_t n,
+                   std::size_t controls, retest_plan& plan) {
+  std::vector<std::uint32_t> involved(n, 0);  // slow pairs each rank is in
+  std::set<int> slow_classes;
+  for (const auto& e : slow) {
+    ++involved[e.a];
+    ++involved[e.b];
+    slow_classes.insert(e.cls);
+  }
+  const auto pick = [&](std::vector<entry> pool) {
+    std::vector<double> v;
+    for (const auto& e : pool) v.push_back(e.v);
+    const double centre = median_of(v);
+    std::stable_sort(pool.begin(), pool.end(),
+                     [&](const entry& x, const entry& y) { return std::abs(x.v - centre) < std::abs(y.v - centre); });
+    std::stable_sort(pool.begin(), pool.end(), [&](const entry& x, const entry& y) {
+      return involved[x.a] + involved[x.b] < involved[y.a] + involved[y.b];
+    });
+    for (std::size_t i = 0; i < pool.size() && i < controls; ++i) plan.controls.emplace_back(pool[i].a, pool[i].b);
+  };
+  for (int k : slow_classes) {
+    std::vector<entry> same;
+    for (const auto& e : fine)
+      if (e.cls == k) same.push_back(e);
+    pick(std::move(same));
+  }
+  if (plan.controls.empty()) pick(fine);
+}
+
+}  // namespace
+
 retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& flags, const square<std::int32_t>& round,
                         const pair_classes& class_of, double slow_pct, std::size_t max_slow, std::size_t controls,
                         std::span<const pair_list> named, std::size_t fresh) {
-  struct entry {
-    double v;
-    std::uint32_t a, b;
-    int cls;
-  };
   const auto was_measured = [&](std::uint32_t a, std::uint32_t b) {
     return a != b && a < bw.n && b < bw.n && round.at(a, b) >= 0 && flags.at(a, b) == 0 && std::isfinite(bw.at(a, b));
   };
@@ -70,35 +135,17 @@ retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& fl
       by_class[measured.back().cls].push_back(bw.at(a, b));
     }
   }
-  retest_plan plan;
-  // slow against its class's median, as the finder judges it: on the emulated rail cluster the
-  // pairs within a node (between its rails) ran below the run's median, all but one went again
-  // as slow, and that one, their only control, read three times their speed alone
+  // slow against its class's median, as the finder judges it: pairs of a slower class (within a
+  // node, between rails) are not all slow against the run's median
   std::map<int, double> median;
   for (auto& [k, v] : by_class) median[k] = median_of(std::move(v));
-  const auto below = [&](const entry& e) { return e.v < median.at(e.cls) * slow_pct / 100; };
-  const auto slower = [](const entry& x, const entry& y) { return x.v < y.v; };
-  // a named side's slowest pairs, a few per rank and side: enough for the verdict to confirm it
-  // (most, two at least, still slow) or clear it (two or more fine), whatever the cap (a node
-  // named for its receives beside its NIC's sends once had 13 pairs cut to 12, none of one
-  // rank's receives retested, and the node stood)
-  constexpr std::size_t named_per_side = 4;
-  std::set<std::pair<std::uint32_t, std::uint32_t>> on_named, sampled;
-  for (const auto& side : named) {
-    std::vector<entry> mine;
-    for (const auto& [a, b] : side) {  // its own pairs, not a search of all N^2 for them
-      if (!was_measured(a, b)) continue;
-      on_named.insert({a, b});
-      mine.push_back({bw.at(a, b), a, b, class_of(a, b)});
-    }
-    std::ranges::sort(mine, slower);
-    for (std::size_t i = 0; i < mine.size() && i < named_per_side; ++i) sampled.insert({mine[i].a, mine[i].b});
-  }
+  pair_set on_named;
+  const pair_set sampled = sample_named(named, was_measured, bw, class_of, on_named);
   std::vector<entry> slow, fine, others;
   for (const auto& e : measured) {
     if (sampled.contains({e.a, e.b}))
       slow.push_back(e);
-    else if (below(e))
+    else if (e.v < median.at(e.cls) * slow_pct / 100)
       others.push_back(e);
     else if (!on_named.contains({e.a, e.b}))
       fine.push_back(e);
@@ -111,38 +158,10 @@ retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& fl
   for (const auto& [a, b] : fresh_pairs(named, was_measured, class_of, fresh)) {
     slow.push_back({std::numeric_limits<double>::quiet_NaN(), a, b, class_of(a, b)});
   }
-  std::vector<std::uint32_t> involved(bw.n, 0);  // slow pairs each rank is in
-  std::set<int> slow_classes;
-  for (const auto& e : slow) {
-    plan.slow.emplace_back(e.a, e.b);
-    ++involved[e.a];
-    ++involved[e.b];
-    slow_classes.insert(e.cls);
-  }
+  retest_plan plan;
+  for (const auto& e : slow) plan.slow.emplace_back(e.a, e.b);
   if (plan.slow.empty()) return plan;
-  // from `pool`: nearest its median, away from the ranks the slow pairs share most (a slow NIC
-  // would make a control slow too)
-  const auto pick = [&](std::vector<entry> pool) {
-    std::vector<double> v;
-    for (const auto& e : pool) v.push_back(e.v);
-    const double centre = median_of(v);
-    std::stable_sort(pool.begin(), pool.end(),
-                     [&](const entry& x, const entry& y) { return std::abs(x.v - centre) < std::abs(y.v - centre); });
-    std::stable_sort(pool.begin(), pool.end(), [&](const entry& x, const entry& y) {
-      return involved[x.a] + involved[x.b] < involved[y.a] + involved[y.b];
-    });
-    for (std::size_t i = 0; i < pool.size() && i < controls; ++i) plan.controls.emplace_back(pool[i].a, pool[i].b);
-  };
-  // controls of each slow pair's class, where that class has healthy pairs: loopback runs up to
-  // twice as fast as a link, and a pair between rails half as fast as one on a rail (a healthy
-  // rank's pairs across rails once read 31-47 % of controls on one rail, and it was drained)
-  for (int k : slow_classes) {
-    std::vector<entry> same;
-    for (const auto& e : fine)
-      if (e.cls == k) same.push_back(e);
-    pick(std::move(same));
-  }
-  if (plan.controls.empty()) pick(std::move(fine));
+  pick_controls(slow, fine, bw.n, controls, plan);
   return plan;
 }
 

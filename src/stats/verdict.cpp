@@ -69,8 +69,8 @@ struct alone_evidence {
     for (const auto& [k, pct] : slow) fine.erase(k);
   }
   // pairs with an end at a culprit are that culprit's evidence, not another cause's; so are the
-  // pairs across nodes with an end on a culprit's node, which cross its port (a loaded run once
-  // named node1's rank for two slow receives, one of them from the sick node's other rank)
+  // pairs across nodes with an end on a culprit's node, which cross its port (a rank receiving
+  // from the sick node's other rank is slowed by that node, not by its own NIC)
   void forget(const std::set<std::int32_t>& culprits, std::span<const std::int32_t> node_of) {
     std::set<std::int32_t> ports;
     for (auto r : culprits)
@@ -146,10 +146,9 @@ void add_side(folded_cause& c, const side_figures& f, bool sends, std::span<cons
 }
 
 // A cause no run named rests on the retest alone, so only pairs under this % of the controls
-// count for it: four controls that agree hold the retest's bound at 74 %, and a healthy emulated
-// cluster's pairs alone read 68-74 % of such controls (a sender and receiver on two vCPUs
-// against controls that shared one; vm.slurm's healthy health job, 2026-11-26), where the node
-// a busy run hid read 45-55 % and shaped ports 17-49 %.
+// count for it: four controls that agree hold the retest's bound at 74 %, and on a fabric whose
+// pairs alone get more CPU than controls that share one, healthy pairs alone read up to a third
+// below them, where a slow part hidden by a busy run reads about half and shaped ports less.
 constexpr double retest_alone_pct = 60;
 
 // The ranks with a side slow alone, merged into their node where every rank of it (two or more) has one.
@@ -215,10 +214,10 @@ std::vector<std::int32_t> ranks_of(const folded_cause& c, std::span<const std::i
   return out;
 }
 
-// Ranks and nodes the retest alone shows slow, though the runs' noise hid them (a busy machine's
-// runs once held a node at half rate inside ±37 %, where its six sends alone read 45–55 %). The
-// one that explains the most slow pairs first; the pairs at its ends are then its evidence (a
-// rank receiving from that node once read slow beside it on pairs from it), and so on.
+// Ranks and nodes the retest alone shows slow, though the runs' noise hid them (a busy run's
+// spread can hold a node at half rate inside it; alone, its pairs read half of the controls).
+// The one that explains the most slow pairs first; the pairs at its ends are then its evidence
+// (a rank receiving from that node reads slow on those pairs), and so on.
 std::vector<folded_cause> slow_alone(alone_evidence e, std::span<const judged_run> jobs,
                                      std::span<const std::int32_t> node_of, std::set<std::int32_t> culprits) {
   // retest causes are ranks and nodes: a NIC's ranks are found as ranks here
@@ -246,14 +245,19 @@ std::set<std::int32_t> culprits_of(const auto& by, std::span<const std::int32_t>
 
 }  // namespace
 
-job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t> node_of,
-                 std::span<const switch_group> uplinks, std::span<const nic_group> nics) {
-  job_verdict v;
-  using key = std::tuple<outlier_kind, outlier_basis, std::int32_t, std::int32_t, std::int32_t>;
-  std::map<key, folded_cause> by;
-  alone_evidence alone(runs);
-  const auto& confirmed = alone.slow;  // still slow in a retest
-  const auto& cleared = alone.fine;    // fine in every retest that measured it
+namespace {
+
+using cause_key = std::tuple<outlier_kind, outlier_basis, std::int32_t, std::int32_t, std::int32_t>;
+using cause_map = std::map<cause_key, folded_cause>;
+
+cause_key key_of(const folded_cause& c) {
+  return {c.kind, c.basis, c.node, c.rank, c.peer};
+}
+
+// Every run's causes, one entry per cause with the runs that named it and its figures' range;
+// the job's counts of runs and its stated false-alarm level (the noisiest judged run's).
+cause_map collect(std::span<const judged_run> runs, job_verdict& v) {
+  cause_map by;
   for (const auto& run : runs) {
     ++v.runs;
     if (!run.report) continue;
@@ -263,11 +267,9 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
       v.stated_run = static_cast<std::int32_t>(run.index);
     }
     for (const auto& o : run.report->found) {
-      auto [it, fresh] = by.try_emplace(key{o.kind, o.basis, o.node, o.rank, o.peer});
+      auto [it, fresh] = by.try_emplace(cause_key{o.kind, o.basis, o.node, o.rank, o.peer});
       folded_cause& c = it->second;
-      if (fresh) {
-        c = {o.kind, o.basis, o.node, o.rank, o.peer, {}, {}, nan, nan, nan, nan, 0, 0, false};
-      }
+      if (fresh) c = {o.kind, o.basis, o.node, o.rank, o.peer, {}, {}, nan, nan, nan, nan, 0, 0, false};
       c.runs.push_back(run.index);
       c.labels.push_back(run.label);
       widen(o.send_pct, c.send_lo, c.send_hi);
@@ -278,158 +280,217 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
       }
     }
   }
-  // a retest measures a pair alone, beside healthy controls: stronger evidence than a majority
-  // of runs, where the noise of busy rounds can hide a cause in some of them
-  // per rank and side (sends, receives): its pairs still slow alone, and fine alone
-  using side = std::pair<std::int32_t, bool>;
-  const auto count_sides = [](const std::map<pair_key, double>& pairs) {
+  return by;
+}
+
+// What the retest says of each rank's sends and receives: how many of their pairs stayed slow
+// alone and how many read fine, and which sides are sick alone.
+class alone_sides {
+ public:
+  explicit alone_sides(const alone_evidence& alone)
+      : slow_(count_sides(alone.slow, {})), fine_(count_sides(alone.fine, {})) {
+    // a side sick alone, most of its pairs still slow, is found first; the pairs at its rank's
+    // ends are then its evidence, not their other ends' (a healthy NIC's pairs into a slow one
+    // stay slow alone too, their acknowledgements queued behind its port)
+    std::set<std::int32_t> sick;
+    for (;;) {
+      std::map<side, int> n = count_sides(alone.slow, sick);
+      // most of a side's pairs alone, not two of many: fresh partners that read fine outvote the
+      // two a spread run happened to meet
+      std::erase_if(n, [&](const auto& e) { return !most_of(e.second, fine(e.first.first, e.first.second)); });
+      const auto most = std::ranges::max_element(n, {}, [](const auto& e) { return e.second; });
+      if (most == n.end()) break;
+      sick.insert(most->first.first);
+      sick_.insert(most->first);
+    }
+    for (const auto& [k, pct] : alone.slow) {
+      if (!sick.contains(k.second)) ++unexplained_[{k.first, true}];
+      if (!sick.contains(k.first)) ++unexplained_[{k.second, false}];
+    }
+  }
+  int slow(std::int32_t rank, bool sends) const { return get(slow_, rank, sends); }
+  int fine(std::int32_t rank, bool sends) const { return get(fine_, rank, sends); }
+  // most of the side's pairs alone, two at least, still slow
+  bool most_slow(std::int32_t rank, bool sends) const { return most_of(slow(rank, sends), fine(rank, sends)); }
+  // fine alone by most of its pairs, two at least, against those still slow that no rank sick
+  // alone explains: slowed by its round (contention, or a CPU shared with busy ranks), not by its
+  // NIC. Never a side sick alone itself (a node slow only through one NIC reads fine alone on
+  // its other NIC's ranks and slow on that one's)
+  bool cleared(std::int32_t rank, bool sends) const {
+    return most_of(fine(rank, sends), get(unexplained_, rank, sends)) && !sick_.contains({rank, sends});
+  }
+
+ private:
+  using side = std::pair<std::int32_t, bool>;  // a rank's sends (true) or receives
+  static std::map<side, int> count_sides(const std::map<pair_key, double>& pairs, const std::set<std::int32_t>& skip) {
     std::map<side, int> n;
     for (const auto& [k, pct] : pairs) {
+      if (skip.contains(k.first) || skip.contains(k.second)) continue;
       ++n[{k.first, true}];
       ++n[{k.second, false}];
     }
     return n;
-  };
-  const std::map<side, int> slow_count = count_sides(confirmed), fine_count = count_sides(cleared);
-  const auto count = [](const std::map<side, int>& n, std::int32_t rank, bool sends) {
+  }
+  static int get(const std::map<side, int>& n, std::int32_t rank, bool sends) {
     const auto it = n.find({rank, sends});
     return it == n.end() ? 0 : it->second;
-  };
-  // a side of a rank that the retest measured alone and found fine (most of its pairs, two or
-  // more) was slowed by its round, not by its NIC: contention, or a CPU it shares with busy
-  // ranks (a one-rank node starved of CPU read 80 % inside ±3 % on a healthy fabric)
-  // ... where its pairs still slow alone all end at a rank sick alone (two or more of its sends
-  // or receives still slow): that rank's evidence (a healthy NIC's send into a shaped one stays
-  // slow alone, its acknowledgements queued behind the shaped port: 2026-11-26, vm.rails)
-  // sick alone first where most pairs say so, and the pairs at its ends its evidence then (a
-  // healthy rank receiving from the shaped one and one other slow pair is not sick alone)
-  std::set<std::int32_t> sick_alone;
-  std::set<side> sick_sides;
-  for (;;) {
-    std::map<side, int> n;
-    for (const auto& [k, pct] : confirmed) {
-      if (sick_alone.contains(k.first) || sick_alone.contains(k.second)) continue;
-      ++n[{k.first, true}];
-      ++n[{k.second, false}];
-    }
-    // most of a side's pairs alone, not two of many: fresh partners that read fine outvote the
-    // two a spread run happened to meet
-    std::erase_if(n,
-                  [&](const auto& e) { return !most_of(e.second, count(fine_count, e.first.first, e.first.second)); });
-    const auto most = std::ranges::max_element(n, {}, [](const auto& e) { return e.second; });
-    if (most == n.end()) break;
-    sick_alone.insert(most->first.first);
-    sick_sides.insert(most->first);
   }
-  std::map<side, int> unexplained;  // pairs still slow alone whose other end is not sick alone
-  for (const auto& [k, pct] : confirmed) {
-    if (!sick_alone.contains(k.second)) ++unexplained[{k.first, true}];
-    if (!sick_alone.contains(k.first)) ++unexplained[{k.second, false}];
-  }
-  // cleared by most of its pairs, two at least, as a side is confirmed, unless it is that side
-  // which is sick alone (vm.rails, 2026-11-26: node2's receives named at 44 % where one NIC's
-  // sends were shaped; alone its receives were fine, and of its node-mate's three were fine and
-  // one read 55 %, and the node stood beside its NIC)
-  const auto cleared_side = [&](std::int32_t rank, bool sends) {
-    return most_of(count(fine_count, rank, sends), count(unexplained, rank, sends)) &&
-           !sick_sides.contains({rank, sends});
-  };
-  // a rank or node is cleared when every side it was named for is, on each of its ranks
-  const auto cleared_cause = [&](const folded_cause& c) {
-    const bool sends = !std::isnan(c.send_lo), receives = !std::isnan(c.recv_lo);
-    if (!sends && !receives) return false;
-    const auto ranks = ranks_of(c, node_of, nics);
-    return !ranks.empty() && std::ranges::all_of(ranks, [&](std::int32_t r) {
-      return (!sends || cleared_side(r, true)) && (!receives || cleared_side(r, false));
-    });
-  };
+  std::map<side, int> slow_, fine_, unexplained_;
+  std::set<side> sick_;
+};
+
+// A rank or node is cleared when every side it was named for is, on each of its ranks.
+bool cleared_cause(const folded_cause& c, const alone_sides& sides, std::span<const std::int32_t> node_of,
+                   std::span<const nic_group> nics) {
+  const bool sends = !std::isnan(c.send_lo), receives = !std::isnan(c.recv_lo);
+  if (!sends && !receives) return false;
+  const auto ranks = ranks_of(c, node_of, nics);
+  return !ranks.empty() && std::ranges::all_of(ranks, [&](std::int32_t r) {
+    return (!sends || sides.cleared(r, true)) && (!receives || sides.cleared(r, false));
+  });
+}
+
+// Which causes the runs named count. Most of the judged runs count a cause; a failed pair needs
+// no majority (a completion error is not noise). A suspect (one pair, or one rank named by one
+// run: its pairs share one CPU and one process, so they are one draw however many there are)
+// needs more: a retest that found its pair still slow alone beyond the controls' whole spread,
+// its rank's named side still slow alone on most pairs, or most of two or more runs. A retest
+// that found the named sides fine alone clears a rank, NIC or node.
+void count_runs(cause_map& by, std::uint32_t runs_judged, const alone_evidence& alone, const alone_sides& sides,
+                std::span<const std::int32_t> node_of, std::span<const nic_group> nics) {
   for (auto& [k, c] : by) {
-    // a failed pair needs no majority: a completion error is not noise
-    const bool most = 2 * c.runs.size() > std::max<std::uint32_t>(v.runs_judged, 1);
-    // one pair slow in one run is a suspect: scheduling alone makes those. It counts when a
-    // retest finds it still slow alone beyond its controls' whole spread (one pair is one
-    // sample), or when most of two or more runs name it. So is one rank named by one run: its
-    // pairs share its CPU and its process, one draw of them however many pairs it has (on the
-    // emulated cluster a rank that shared a vCPU read 80-86 % of the median in healthy runs); it
-    // counts when the retest found two or more of its pairs on the named side still slow alone,
-    // or most of two or more runs name it, and never when the retest found most of them, two
-    // or more, fine alone (cleared_side).
+    const bool most = 2 * c.runs.size() > std::max<std::uint32_t>(runs_judged, 1);
     const bool one_run_rank = c.kind == outlier_kind::rank && c.basis == outlier_basis::noise && c.runs.size() < 2;
     const bool suspect = is_suspect(c.kind, c.basis) || one_run_rank;
-    const std::int32_t rank = c.rank;  // a local: clang cannot capture a structured binding
-    const auto most_slow = [&](bool sends) {
-      return most_of(count(slow_count, rank, sends), count(fine_count, rank, sends));
-    };
-    const bool retested = c.kind == outlier_kind::rank &&
-                          (most_slow(true) || (one_run_rank && !std::isnan(c.recv_lo) && most_slow(false)));
+    const bool retested =
+        c.kind == outlier_kind::rank &&
+        (sides.most_slow(c.rank, true) || (one_run_rank && !std::isnan(c.recv_lo) && sides.most_slow(c.rank, false)));
     c.counted = c.kind == outlier_kind::failed ||
                 (suspect ? alone.lone.contains(pair_key{c.rank, c.peer}) || (most && c.runs.size() >= 2) : most) ||
                 retested;
     if ((c.kind == outlier_kind::rank || c.kind == outlier_kind::node || c.kind == outlier_kind::nic) &&
-        c.basis == outlier_basis::noise && cleared_cause(c)) {
+        c.basis == outlier_basis::noise && cleared_cause(c, sides, node_of, nics)) {
       c.counted = false;
       c.cleared = true;
     }
   }
-  // a node the runs named whose retest finds one NIC's ranks still slow alone and its other NICs'
-  // fine is that NIC (one slow NIC slowed its node-mate too in a health job's mesh, where
-  // both ranks' sends read 48 %; alone only the shaped NIC's stayed slow)
+}
+
+// The NICs of a counted node that its retest finds still slow alone, where its other NICs read
+// fine: one slow NIC slows its node-mates' pairs in a busy mesh too, and alone only its own stay
+// slow. Empty where the retest does not tell one NIC from the others.
+std::vector<folded_cause> narrow_node(const folded_cause& c, const alone_evidence& alone, const alone_sides& sides,
+                                      std::span<const judged_run> runs, std::span<const std::int32_t> node_of,
+                                      std::span<const nic_group> nics) {
+  std::vector<std::int32_t> on_node;
+  for (const auto& g : nics)
+    for (std::size_t i = 0; g.node == c.node && i < g.members.size(); ++i)
+      if (g.members[i]) on_node.push_back(static_cast<std::int32_t>(i));
+  // a named side the retest found fine on every rank of the node says nothing of which NIC (a
+  // node's receives named beside its slow sends are acknowledgements queued behind them)
+  const auto evidence = [&](bool named, bool send) {
+    return named && !std::ranges::all_of(on_node, [&](std::int32_t r) { return sides.cleared(r, send); });
+  };
+  const bool sends = evidence(!std::isnan(c.send_lo), true), receives = evidence(!std::isnan(c.recv_lo), false);
+  if (!sends && !receives) return {};
+  const auto both = [&](auto&& side_ok) {
+    return [&, side_ok](std::int32_t r) { return (!sends || side_ok(r, true)) && (!receives || side_ok(r, false)); };
+  };
+  const auto slow_side = [&](std::int32_t r, bool send) { return sides.slow(r, send) >= 2; };
+  const auto cleared_side = [&](std::int32_t r, bool send) { return sides.cleared(r, send); };
+  std::vector<std::pair<const nic_group*, std::vector<std::int32_t>>> slow;
+  std::size_t mine = 0, fine = 0;
+  for (const auto& g : nics) {
+    if (g.node != c.node) continue;
+    ++mine;
+    std::vector<std::int32_t> ranks;
+    for (std::size_t i = 0; i < g.members.size(); ++i)
+      if (g.members[i]) ranks.push_back(static_cast<std::int32_t>(i));
+    if (std::ranges::all_of(ranks, both(slow_side))) {
+      slow.emplace_back(&g, std::move(ranks));
+    } else if (std::ranges::all_of(ranks, both(cleared_side))) {
+      ++fine;
+    }
+  }
+  if (slow.empty() || slow.size() + fine != mine || fine == 0) return {};
+  std::vector<folded_cause> out;
+  for (const auto& [g, ranks] : slow) {
+    folded_cause n{
+        outlier_kind::nic, outlier_basis::retest, c.node, -1, g->rail, {}, {}, nan, nan, nan, nan, 0, 0, true};
+    for (auto r : ranks) {
+      for (bool send : {true, false}) {
+        if (send ? sends : receives) add_side(n, judge_side(alone, r, send, node_of), send, runs);
+      }
+    }
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+// Counted nodes narrowed to their slow NICs; a NIC the runs named and counted already is theirs.
+void narrow_nodes(cause_map& by, const alone_evidence& alone, const alone_sides& sides,
+                  std::span<const judged_run> runs, std::span<const std::int32_t> node_of,
+                  std::span<const nic_group> nics) {
   std::vector<folded_cause> narrowed;
   for (auto& [k, c] : by) {
     if (!c.counted || c.kind != outlier_kind::node || c.basis != outlier_basis::noise) continue;
-    std::vector<std::int32_t> on_node;
-    for (const auto& g : nics)
-      for (std::size_t i = 0; g.node == c.node && i < g.members.size(); ++i)
-        if (g.members[i]) on_node.push_back(static_cast<std::int32_t>(i));
-    // a named side the retest found fine on every rank of the node says nothing of which NIC:
-    // the node's receives named beside its shaped sends are acknowledgements queued behind them
-    const auto evidence = [&](bool named, bool send) {
-      return named && !std::ranges::all_of(on_node, [&](std::int32_t r) { return cleared_side(r, send); });
-    };
-    const bool sends = evidence(!std::isnan(c.send_lo), true), receives = evidence(!std::isnan(c.recv_lo), false);
-    if (!sends && !receives) continue;
-    const auto both = [&](auto&& side_ok) {
-      return [&, side_ok](std::int32_t r) { return (!sends || side_ok(r, true)) && (!receives || side_ok(r, false)); };
-    };
-    const auto slow_side = [&](std::int32_t r, bool send) { return count(slow_count, r, send) >= 2; };
-    std::vector<std::pair<const nic_group*, std::vector<std::int32_t>>> slow;
-    std::size_t mine = 0, fine = 0;
-    for (const auto& g : nics) {
-      if (g.node != c.node) continue;
-      ++mine;
-      std::vector<std::int32_t> ranks;
-      for (std::size_t i = 0; i < g.members.size(); ++i)
-        if (g.members[i]) ranks.push_back(static_cast<std::int32_t>(i));
-      if (std::ranges::all_of(ranks, both(slow_side))) {
-        slow.emplace_back(&g, std::move(ranks));
-      } else if (std::ranges::all_of(ranks, both(cleared_side))) {
-        ++fine;
-      }
-    }
-    if (slow.empty() || slow.size() + fine != mine || fine == 0) continue;
+    auto its = narrow_node(c, alone, sides, runs, node_of, nics);
+    if (its.empty()) continue;
     c.counted = false;
     c.narrowed = true;
-    for (const auto& [g, ranks] : slow) {
-      folded_cause n{
-          outlier_kind::nic, outlier_basis::retest, c.node, -1, g->rail, {}, {}, nan, nan, nan, nan, 0, 0, true};
-      for (auto r : ranks) {
-        for (bool send : {true, false}) {
-          if (send ? sends : receives) add_side(n, judge_side(alone, r, send, node_of), send, runs);
-        }
-      }
-      narrowed.push_back(std::move(n));
-    }
+    for (auto& n : its) narrowed.push_back(std::move(n));
   }
-  // the NIC once: where the runs named it too (for its receives, the node for its sends), theirs
   for (auto& n : narrowed) {
     const bool named = std::ranges::any_of(by, [&](const auto& e) {
       const folded_cause& c = e.second;
       return c.counted && c.kind == outlier_kind::nic && c.node == n.node && c.peer == n.peer;
     });
-    if (!named) by.try_emplace(key{n.kind, n.basis, n.node, n.rank, n.peer}, std::move(n));
+    if (!named) by.try_emplace(key_of(n), std::move(n));
   }
-  // what the runs missed and the retest found: a rank or node already named by a run counts
-  // under the run's figures; one no run named is added with the figures alone
+}
+
+// Whether a pair crosses a counted uplink, either way: such pairs are the uplink's evidence (its
+// acknowledgements too), not a rank's, a node's or a link's of their own.
+class through_counted {
+ public:
+  through_counted(const cause_map& by, std::span<const switch_group> uplinks) {
+    for (const auto& [k, c] : by) {
+      const auto u = std::ranges::find(uplinks, c.node, &switch_group::sw);
+      if (c.counted && c.kind == outlier_kind::uplink && u != uplinks.end()) up_.push_back(&*u);
+    }
+  }
+  bool operator()(std::int32_t a, std::int32_t b) const {
+    const auto hi = static_cast<std::size_t>(std::max(a, b));
+    return std::ranges::any_of(up_, [&](const switch_group* u) {
+      return hi < u->members.size() &&
+             u->members[static_cast<std::size_t>(a)] != u->members[static_cast<std::size_t>(b)];
+    });
+  }
+
+ private:
+  std::vector<const switch_group*> up_;
+};
+
+// The only rank of one NIC of its node is that NIC, as the finder names it on a tie: the NIC is
+// what is replaced.
+void as_its_nic(folded_cause& a, std::span<const nic_group> nics) {
+  for (const auto& g : nics) {
+    const auto r = static_cast<std::size_t>(a.rank);
+    if (a.kind != outlier_kind::rank || a.rank < 0 || r >= g.members.size() || !g.members[r] ||
+        std::ranges::count(g.members, std::uint8_t{1}) != 1)
+      continue;
+    a.kind = outlier_kind::nic;
+    a.peer = g.rail;
+    a.rank = -1;
+  }
+}
+
+// What the runs missed and the retest found: a rank, NIC or node already named by a run counts
+// under the run's figures; one no run named is added with the figures alone; one inside a
+// counted node is that node's.
+void add_slow_alone(cause_map& by, alone_evidence alone, std::span<const judged_run> runs,
+                    std::span<const std::int32_t> node_of, std::span<const nic_group> nics,
+                    const through_counted& through) {
   const auto node_counted = [&](std::int32_t node) {
     return node >= 0 && std::ranges::any_of(by, [&](const auto& e) {
              const folded_cause& c = e.second;
@@ -437,36 +498,11 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
                     (c.kind == outlier_kind::node || c.kind == outlier_kind::rank || c.kind == outlier_kind::nic);
            });
   };
-  // the pairs through a counted uplink are its evidence, either way (its acknowledgements);
-  // which uplinks count is settled above (what follows adds ranks and nodes only)
-  std::vector<const switch_group*> counted_up;
-  for (const auto& [k, c] : by) {
-    const auto u = std::ranges::find(uplinks, c.node, &switch_group::sw);
-    if (c.counted && c.kind == outlier_kind::uplink && u != uplinks.end()) counted_up.push_back(&*u);
-  }
-  const auto through = [&](std::int32_t a, std::int32_t b) {
-    const auto hi = static_cast<std::size_t>(std::max(a, b));
-    return std::ranges::any_of(counted_up, [&](const switch_group* u) {
-      return hi < u->members.size() &&
-             u->members[static_cast<std::size_t>(a)] != u->members[static_cast<std::size_t>(b)];
-    });
-  };
   for (auto* m : {&alone.slow, &alone.fine})
     std::erase_if(*m, [&](const auto& e) { return through(e.first.first, e.first.second); });
   for (auto& a : slow_alone(alone, runs, node_of, culprits_of(by, node_of, nics))) {
     if (node_counted(a.node) && a.kind == outlier_kind::node) continue;
-    // the only rank of one NIC of its node is that NIC, as the finder names it on a tie: the NIC
-    // is what is replaced (a health job whose run a failed QP left unjudged drained node2 for
-    // "rank 3" where its shaped NIC was meant: CI, 2026-11-26)
-    for (const auto& g : nics) {
-      const auto r = static_cast<std::size_t>(a.rank);
-      if (a.kind != outlier_kind::rank || a.rank < 0 || r >= g.members.size() || !g.members[r] ||
-          std::ranges::count(g.members, std::uint8_t{1}) != 1)
-        continue;
-      a.kind = outlier_kind::nic;
-      a.peer = g.rail;
-      a.rank = -1;
-    }
+    as_its_nic(a, nics);
     bool named = false;
     for (auto& [k, c] : by) {
       const bool same = a.kind == outlier_kind::node  ? c.node == a.node
@@ -479,11 +515,13 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
         (a.kind == outlier_kind::rank || a.kind == outlier_kind::nic) && std::ranges::any_of(by, [&](const auto& e) {
           return e.second.counted && e.second.kind == outlier_kind::node && e.second.node == a.node;
         });
-    if (!named && !covered) by.try_emplace(key{a.kind, a.basis, a.node, a.rank, a.peer}, std::move(a));
+    if (!named && !covered) by.try_emplace(key_of(a), std::move(a));
   }
-  // a rank or NIC of a counted node is that node's cause, named once (a node shaped on both NICs
-  // read slow on its sends and one NIC's receives beside them: their acknowledgements queued
-  // behind the shaped sends; vm.rails, 2026-11-26)
+}
+
+// A rank or NIC of a counted node is that node's cause, named once (a node slow on its sends
+// reads slow on its receives too, their acknowledgements queued behind the sends).
+void fold_into_nodes(cause_map& by) {
   std::set<std::int32_t> counted_nodes;
   for (const auto& [k, c] : by)
     if (c.counted && c.kind == outlier_kind::node) counted_nodes.insert(c.node);
@@ -493,6 +531,23 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
     c.counted = false;
     c.within = true;
   }
+}
+
+}  // namespace
+
+job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t> node_of,
+                 std::span<const switch_group> uplinks, std::span<const nic_group> nics) {
+  job_verdict v;
+  cause_map by = collect(runs, v);
+  // a retest measures a pair alone, beside healthy controls: stronger evidence than a majority
+  // of runs, where the noise of busy rounds can hide a cause in some of them
+  const alone_evidence alone(runs);
+  const alone_sides sides(alone);
+  count_runs(by, v.runs_judged, alone, sides, node_of, nics);
+  narrow_nodes(by, alone, sides, runs, node_of, nics);
+  const through_counted through(by, uplinks);  // uplinks count from the runs alone
+  add_slow_alone(by, alone, runs, node_of, nics, through);
+  fold_into_nodes(by);
   // a link that touches a counted rank or node is that cause's, named once (as the rank or node)
   const std::set<std::int32_t> culprits = culprits_of(by, node_of, nics);
   for (auto& [k, c] : by) {
@@ -501,9 +556,9 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
       c.counted = false;
     if (c.counted) v.status = c.kind == outlier_kind::failed ? health::failed : std::max(v.status, health::degraded);
     v.causes.push_back(c);
-  }  // bandwidth runs were asked for and none could be judged: the job says nothing about the fabric
+  }
+  // bandwidth runs were asked for and none could be judged: the job says nothing about the fabric
   if (v.status == health::healthy && v.runs > 0 && v.runs_judged == 0) v.status = health::unjudged;
-
   std::stable_sort(v.causes.begin(), v.causes.end(), [](const folded_cause& a, const folded_cause& b) {
     return std::tuple(!a.counted, rank_of(a.kind), -static_cast<int>(a.runs.size())) <
            std::tuple(!b.counted, rank_of(b.kind), -static_cast<int>(b.runs.size()));
