@@ -22,7 +22,6 @@ liveness::liveness(mpi::beacon& b, double timeout_s)
       last_heard_(static_cast<std::size_t>(b.rank() == 0 ? b.size() : 0)) {}
 
 void liveness::begin_round(clock::time_point now) {
-  ++seq_;
   next_send_ = now;  // the first beat or pulse goes out at once
   next_judge_ = now + seconds(period_s_);
   last_pulse_ = last_tick_ = next_io_ = now;
@@ -45,10 +44,9 @@ std::optional<liveness::verdict> liveness::tick(clock::time_point now, bool judg
   if (now >= next_send_) {
     next_send_ = now + seconds(period_s_);
     if (root) {
-      for (int r = 1; r < b_.size(); ++r)
-        b_.post(r, {.kind = mpi::signal_kind::pulse, .seq = seq_, .rank = -1, .text = {}});
+      for (int r = 1; r < b_.size(); ++r) b_.post(r, {.kind = mpi::signal_kind::pulse, .rank = -1, .text = {}});
     } else {
-      b_.post(0, {.kind = mpi::signal_kind::beat, .seq = seq_, .rank = -1, .text = {}});
+      b_.post(0, {.kind = mpi::signal_kind::beat, .rank = -1, .text = {}});
     }
   }
   if (auto v = read(now)) return v;
@@ -92,13 +90,12 @@ std::optional<liveness::verdict> liveness::read(clock::time_point now) {
 }
 
 void liveness::announce(int rank, const std::string& line, double seconds_left) {
-  for (int r = 1; r < b_.size(); ++r)
-    b_.post(r, {.kind = mpi::signal_kind::pulse, .seq = seq_, .rank = rank, .text = line});
+  for (int r = 1; r < b_.size(); ++r) b_.post(r, {.kind = mpi::signal_kind::pulse, .rank = rank, .text = line});
   b_.drain(seconds_left);
 }
 
 void liveness::acknowledge(int rank) {
-  b_.post(rank, {.kind = mpi::signal_kind::ack, .seq = seq_, .rank = -1, .text = {}});
+  b_.post(rank, {.kind = mpi::signal_kind::ack, .rank = -1, .text = {}});
   b_.drain(1.0);
 }
 
@@ -107,7 +104,7 @@ bool liveness::report(int rank, const std::string& reason, double wait_s) {
   bool sent = false;
   while (clock::now() < until) {
     // the slot to rank 0 may still hold a beat rank 0 has not taken yet
-    sent = sent || b_.post(0, {.kind = mpi::signal_kind::failure, .seq = seq_, .rank = rank, .text = reason});
+    sent = sent || b_.post(0, {.kind = mpi::signal_kind::failure, .rank = rank, .text = reason});
     for (const auto& s : b_.poll()) {
       if (s.kind == mpi::signal_kind::ack) return true;
       if (s.kind == mpi::signal_kind::pulse && !s.text.empty()) return true;  // rank 0 ends the job anyway

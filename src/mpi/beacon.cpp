@@ -10,7 +10,6 @@ constexpr int tag = 7;  // the only tag on the beacon's own communicator
 
 struct header {
   std::int32_t kind;
-  std::uint32_t seq;
   std::int32_t rank;
 };
 
@@ -48,7 +47,7 @@ bool beacon::post(int to, const signal& s) {
     check(MPI_Test(&slot->req, &done, MPI_STATUS_IGNORE), "MPI_Test(beacon send)");
     if (!done) return false;
   }
-  const header h{static_cast<std::int32_t>(s.kind), s.seq, s.rank};
+  const header h{static_cast<std::int32_t>(s.kind), s.rank};
   slot->bytes.resize(sizeof h + s.text.size());
   std::memcpy(slot->bytes.data(), &h, sizeof h);
   std::memcpy(slot->bytes.data() + sizeof h, s.text.data(), s.text.size());
@@ -81,7 +80,7 @@ std::vector<signal> beacon::poll() {
     if (bytes.size() < sizeof(header)) continue;  // not ours: nothing else uses this communicator
     header h{};
     std::memcpy(&h, bytes.data(), sizeof h);
-    got.push_back({st.MPI_SOURCE, static_cast<signal_kind>(h.kind), h.seq, h.rank,
+    got.push_back({st.MPI_SOURCE, static_cast<signal_kind>(h.kind), h.rank,
                    std::string(bytes.data() + sizeof h, bytes.size() - sizeof h)});
   }
 }

@@ -50,7 +50,6 @@ class liveness {
   mpi::beacon& b_;
   double timeout_s_;
   double period_s_;
-  std::uint32_t seq_ = 0;
   clock::time_point next_send_{}, next_judge_{}, next_io_{}, last_pulse_{}, last_tick_{};
   std::vector<clock::time_point> last_heard_;  // rank 0: by rank
 };

@@ -18,8 +18,8 @@
 namespace rdmamesh::mpi {
 
 enum class signal_kind : std::int32_t {
-  beat = 1,     // rank -> 0: still working on round `seq`
-  pulse = 2,    // 0 -> rank: round `seq` goes on; `rank` >= 0 names a rank that fell silent
+  beat = 1,     // rank -> 0: still working
+  pulse = 2,    // 0 -> rank: the job goes on; `rank` >= 0 names a rank that fell silent
   failure = 3,  // rank -> 0: this rank gives up; the text says why
   ack = 4,      // 0 -> rank: the failure is recorded
 };
@@ -27,7 +27,6 @@ enum class signal_kind : std::int32_t {
 struct signal {
   int source = -1;
   signal_kind kind = signal_kind::beat;
-  std::uint32_t seq = 0;
   std::int32_t rank = -1;
   std::string text;
 };
