@@ -172,18 +172,29 @@ explanation explain_one(const folded_cause& c, std::span<const run_evidence> run
     e.others.emplace_back(name, o == k.others.end() ? 0 : o->second);
   }
   auto errors = apart(k, fabric::counter_kind::link);
+  const bool physical = !errors.empty();
   const auto transport = apart(k, fabric::counter_kind::transport);
   errors.insert(errors.end(), transport.begin(), transport.end());
   const auto congestion = apart(k, fabric::counter_kind::congestion);
   std::tie(e.cpu_share, e.others_cpu_share) = cpu_shares(c, who, runs);
   const double rate_deficit = 1 - rate_share(c);
   const double cpu_deficit = e.cpu_share >= 0 && e.others_cpu_share > 0 ? 1 - e.cpu_share / e.others_cpu_share : 0;
+  const bool host_explains = rate_deficit > 0 && cpu_deficit >= host_share * rate_deficit;
+  // An RNR NAK sends its requester back to the refused message, and what it had in flight
+  // behind it reaches the port again or out of sequence. Where the cause's own ports refused
+  // messages for want of a posted receive (its host fell behind) and its CPU deficit explains
+  // the shortfall, retransmits with no physical error beside them are the host's, not a cable's.
+  std::vector<std::pair<std::string, std::uint64_t>> refused;
+  for (const auto& r : apart(k, fabric::counter_kind::receiver)) {
+    if (fabric::refused_for_want_of_receive(r.first)) refused.push_back(r);
+  }
+  const bool host_paced = host_explains && !physical && !refused.empty() && c.kind != outlier_kind::failed;
   const std::string cpu = e.cpu_share < 0 ? std::string("no CPU figures")
                                           : fmt::format(
                                                 "its ranks had {:.0f} % of a CPU while measured, the median "
                                                 "rank {:.0f} %",
                                                 100 * e.cpu_share, 100 * e.others_cpu_share);
-  if (!errors.empty()) {
+  if (!errors.empty() && !host_paced) {
     e.cat = category::link;
     e.text = counter_text(errors, k, mine);
     e.brief = fmt::format("{} +{}", errors.front().first, errors.front().second);
@@ -193,9 +204,13 @@ explanation explain_one(const folded_cause& c, std::span<const run_evidence> run
     e.brief = fmt::format("{} +{}", congestion.front().first, congestion.front().second);
   } else if (c.kind == outlier_kind::failed) {
     e.text = mine.empty() ? "" : "no error counter apart on its ports";
-  } else if (rate_deficit > 0 && cpu_deficit >= host_share * rate_deficit) {
+  } else if (host_explains) {
     e.cat = category::host;
-    e.text = cpu + ": the host, not the network";
+    e.text = refused.empty() ? cpu + ": the host, not the network"
+                             : fmt::format(
+                                   "{}; it refused messages for want of a posted receive ({}), and the "
+                                   "resends behind them count as retransmits: the host, not the network",
+                                   cpu, counter_text(refused, k, mine));
     e.brief = fmt::format("{:.0f} % of a CPU, the median rank {:.0f} %", 100 * e.cpu_share, 100 * e.others_cpu_share);
   } else if (c.kind == outlier_kind::uplink) {
     e.cat = category::fabric_switch;

@@ -168,6 +168,47 @@ TEST_CASE("a rank that waited for a CPU is a host cause: its CPU deficit explain
   }
 }
 
+TEST_CASE("retransmits behind the RNR NAKs a starved host sent are the host's, not its cable's") {
+  const auto ranks = three_nodes();
+  // node2's ranks held to a tenth of a CPU (a cgroup quota), as rxe counted it in the emulated
+  // cluster: node2 refused writes with immediate for want of a posted receive, and the resends
+  // behind each refusal reached it out of sequence
+  const auto starved = ports({{{"send_rnr_err", 2}, {"out_of_seq_request", 7}, {"duplicate_request", 1}},
+                              {{"send_rnr_err", 306}, {"out_of_seq_request", 273}, {"duplicate_request", 27}},
+                              {{"send_rnr_err", 0}, {"out_of_seq_request", 0}, {"duplicate_request", 1}}});
+  const auto quota = hosts(0.33, {{2, 0.05}, {3, 0.05}});
+  stats::job_verdict v = node2_slow();
+  v.causes.front().send_lo = v.causes.front().send_hi = 14;
+  const auto h = explained(v, starved, quota, ranks);
+  CHECK(h.cat == stats::category::host);
+  CHECK(h.text ==
+        "its ranks had 5 % of a CPU while measured, the median rank 33 %; it refused messages for want of a posted "
+        "receive (send_rnr_err +306 on rxe_node2 (the other ports' median: 1)), and the resends behind them count "
+        "as retransmits: the host, not the network");
+  CHECK(h.brief == "5 % of a CPU, the median rank 33 %");
+
+  SUBCASE("the same retransmits with its ranks at their share of a CPU: the link's") {
+    CHECK(explained(v, starved, hosts(0.33), ranks).cat == stats::category::link);
+  }
+  SUBCASE("retransmits without refusals of its own: the link's, however starved the host") {
+    auto lossy = starved;
+    lossy[1].delta = {{"send_rnr_err", 1}, {"out_of_seq_request", 273}, {"duplicate_request", 27}};
+    CHECK(explained(v, lossy, quota, ranks).cat == stats::category::link);
+  }
+  SUBCASE("a physical error beside the refusals: the link's") {
+    auto both = starved;
+    both[1].delta.emplace_back("symbol_error", 40);
+    CHECK(explained(v, both, quota, ranks).cat == stats::category::link);
+  }
+  SUBCASE("mlx5 counts a refusal as out_of_buffer at the responder") {
+    auto mlx = starved;
+    for (auto& p : mlx)
+      for (auto& [name, value] : p.delta)
+        if (name == "send_rnr_err") name = "out_of_buffer";
+    CHECK(explained(v, mlx, quota, ranks).cat == stats::category::host);
+  }
+}
+
 TEST_CASE("the evidence counts only the runs that named the cause; an uplink is the switch's") {
   const auto ranks = three_nodes();
   stats::job_verdict v = node2_slow();

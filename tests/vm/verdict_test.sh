@@ -8,7 +8,8 @@
 # cable (netem loss, on what node2 sends and on what it receives) and a long path (netem delay,
 # with a window small enough to feel it) each name node2 and nothing else, exit 5 (degraded),
 # and the verdict JSON says so with node2 to drain; each with its category from node2's port
-# counters (the slow port rate, the lossy one link). analysis/compare of the clean run and the sick one names node2 first.
+# counters (the slow port rate, the lossy one link). node2's ranks held to a CPU quota, its port
+# untouched: node2 named, as the host's. analysis/compare of the clean run and the sick one names node2 first.
 source "$(dirname "$0")/lib.sh"
 [ "${RDMAMESH_VM_NODES:-0}" = 3 ] || { echo "verdict_test: run me with tools/softroce-vm --nodes 3"; exit 2; }
 three=(--host node1:2,node2:2,node3:2)
@@ -132,6 +133,30 @@ echo "== node2's pairs carried $pair_msgs messages/s each in the clean run: nete
 sick delay netem delay "${delay_ms}ms" -- -t 4
 grep -qE "^#     why: (rate|link): " "$tmp/delay.txt" || fail "delay: the counted cause is not the path's (rate or link)"
 
+
+# the host, not the network: node2's ranks held to 15 % of a CPU between them by a cgroup v2
+# quota (what a stray process or a neighbour's job takes), its port untouched. They post and
+# complete late, node2's port refuses writes for want of a posted receive, and the requesters'
+# resends count as retransmits there: node2 named, its category host from the CPU figures
+quota_cg=/run/rdmamesh-quota
+cg=/proc/1/root$quota_cg  # PID 1's mount namespace: every emulated node sees it
+if nsenter --mount=/proc/1/ns/mnt sh -c "mkdir -p $quota_cg && { grep -q ' $quota_cg ' /proc/mounts ||
+    mount -t cgroup2 none $quota_cg; }" && echo +cpu >"$cg/cgroup.subtree_control" && mkdir -p "$cg/node2" &&
+  echo "15000 100000" >"$cg/node2/cpu.max"; then
+  printf '#!/bin/sh\n[ "$(hostname)" != node2 ] || echo $$ >%s/node2/cgroup.procs || exit 97\nexec %s "$@"\n' \
+    "$cg" "$bin" >"$hostdir/on-quota"
+  chmod +x "$hostdir/on-quota"
+  bin=$hostdir/on-quota failed_on="2 3" job quota 5 -- "${three[@]}" "${free[@]}" -- -s 4K -Q 1 -D 2 --warmup 0.3 --bind none
+  grep -qE "^# slow: node node2 \(ranks 2,3\): its sends at [0-9.]+ %" "$tmp/quota.txt" ||
+    fail "quota: node2 is not named by its sends"
+  grep -qE "^#     why: host: its ranks had [0-9]+ % of a CPU while measured, the median rank [0-9]+ %" "$tmp/quota.txt" ||
+    fail "quota: the counted cause is not the host's"
+  later "quota: the verdict file's cause is the host's, node2 to drain" "$here/check_verdict.py" "$tmp/quota.h5" \
+    "$tmp/quota.verdict.json" --node node2 --category host
+  rmdir "$cg/node2" 2>/dev/null
+else
+  fail "quota: no cgroup v2 CPU controller to hold node2's ranks to a quota"
+fi
 
 # --expect: an absolute floor per pair, here 80 % of the port rate rxe claims (10 Gb/s, far above
 # what TCG carries): every pair is below it, so the cause is the whole fabric, not a node

@@ -33,6 +33,9 @@ enum class counter_kind : std::uint8_t {
   other,       // traffic and everything not known here
 };
 counter_kind kind_of(std::string_view name);
+// A receiver-kind counter this port counts when it refuses an arriving message for want of a
+// posted receive (it sends an RNR NAK): its own host fell behind, not its peer's.
+bool refused_for_want_of_receive(std::string_view name);
 const char* to_string(counter_kind k);
 
 // "rcvd_seq_err +3, completer_retry_err +14": the counters of a delta that moved, of the kinds

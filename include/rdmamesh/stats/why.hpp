@@ -49,7 +49,9 @@ struct explanation {
 //  congestion  congestion counters set apart the same way, with no such errors
 //  host        its ranks had a smaller share of a CPU than the median rank, enough to explain at
 //              least half of its shortfall: the engine polls, and a rank that waits for a CPU
-//              moves less whatever the network does
+//              moves less whatever the network does. Also ahead of transport counters apart,
+//              where its ports refused messages for want of a posted receive (RNR NAKs) and no
+//              physical error stands beside them: the retransmits are those refusals' resends
 //  switch      an uplink, with none of the above on the ports under it
 //  rate        slow with none of the above: a port or path that runs below its rate
 // A failed pair is `link` when its ports' counters say so, else its category stays unknown.
