@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from . import figures, findings
+from . import figures, finder
 from .doc import Doc
 from .results import human_size, load
 
@@ -181,7 +181,7 @@ def build(before, after, outdir, threshold):
             overall.append(f"{label}: the median pair at {job:.2f}× before ({'slower' if job < 1 else 'faster'} "
                            f"as a whole)")
         # a cause stands out from the job's own change (a fabric 30 % slower everywhere is one
-        # finding above, not N² slower pairs), by rank 0's rule: against the pairs of its class and
+        # finding above, not N² slower pairs), by rank 0's own finder: against the pairs of its class and
         # round, beyond both the threshold and the spread of the other pairs' changes. Only what
         # got slower is a cause; pairs that got faster gained what the causes gave up (CPU, port
         # time) and are counted apart, never named.
@@ -190,9 +190,8 @@ def build(before, after, outdir, threshold):
         # noises (each run's finder measured its own) make of it by chance, as well as the threshold
         noises = [r.noise for r in (b_run, a_run) if np.isfinite(r.noise)]
         floor = min(np.log(lo), -3.0 * float(np.sqrt(np.sum(np.square(noises)))))
-        slower = findings.localize(np.log(np.where(ok, ratio, 1.0)), ok, after.nodes,
-                                   a_run.data["round"].astype(int), floor, uplinks=after.uplinks(),
-                                   rails=after.rails if after.multi_nic() else None)
+        slower = finder.judge(ratio, ok, after.nodes, a_run.data["round"].astype(int), 100 * np.exp(floor),
+                              uplinks=after.uplinks(), rails=after.rails if after.multi_nic() else None, label=label)
         found += [(label, "slower", c) for c in slower]
         n_faster = int((ok & (rel > hi)).sum())
         if n_faster:

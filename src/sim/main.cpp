@@ -1,9 +1,11 @@
 // rdmamesh-sim: the verdict's figures without the hardware. `simulate` draws healthy and faulted
 // runs from a noise model and judges each with the real finder and fold; `replay` judges runs
-// recorded by rdmamesh (tools/export-runs) with today's code, to compare with what was named then.
+// recorded by rdmamesh (tools/export-runs) with today's code, to compare with what was named then;
+// `judge` names causes in per-pair figures another tool computed, by the finder's own rule.
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -13,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "rdmamesh/sim/generate.hpp"
+#include "rdmamesh/sim/judge.hpp"
 #include "rdmamesh/sim/replay.hpp"
 #include "rdmamesh/sim/tally.hpp"
 #include "rdmamesh/util/memory.hpp"
@@ -85,6 +88,8 @@ int main(int argc, char** argv) {
   std::uint32_t rep_stated = 0;
   rep->add_option("--stated", rep_stated,
                   "Each run's stated false-alarm level too, from this many healthy runs drawn like it");
+  auto* judge_cmd = app.add_subcommand(
+      "judge", "Judge per-pair figures from another tool (JSON on stdin, causes as JSON on stdout; analysis/compare)");
   auto* sim_cmd = app.add_subcommand("simulate", "Judge simulated runs (mesh or spread); one table row per call");
   sim::fabric_shape f;
   std::string noise = "emulator", fault_text = "none";
@@ -131,6 +136,10 @@ int main(int argc, char** argv) {
   f.pattern = pattern == "spread" ? pattern_kind::spread : pattern_kind::mesh;
   try {
     if (rep->parsed()) return replay(runs_path, rep_stated);
+    if (judge_cmd->parsed()) {
+      sim::judge_json(std::cin, std::cout);
+      return 0;
+    }
     if (header)
       fmt::print("{:>6} {:>4} {:>5} {:>6} {:>9} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", "nodes", "ppn",
                  "rails", "leaves", "pattern", "noise", "fault", "jobs", "named %", "false %", "false/1k node",

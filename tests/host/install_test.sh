@@ -22,6 +22,23 @@ grep -q -- "--pattern" <<<"$("$prefix/bin/rdmamesh" --help)" || fail "the instal
 grep -qE "^ +3 +2 +1" <<<"$("$prefix/bin/rdmamesh-sim" simulate --jobs 5 --nodes 3 --per-node 2)" ||
   fail "the installed rdmamesh-sim simulate"
 grep -q ingest <<<"$("$prefix/share/rdmamesh/analysis/history" --help)" || fail "the installed analysis/history --help"
+# the installed analysis judges compare's ratios with the installed rdmamesh-sim, found without a
+# checkout, PATH or RDMAMESH_SIM: node 1's sends to the other nodes at half, and only node 1 named
+got=$(cd /tmp && env -u RDMAMESH_SIM PATH=/usr/bin:/bin python3 -c "
+import os, sys
+sys.path.insert(0, '$prefix/share/rdmamesh/analysis')
+import numpy as np
+from rdmamesh_analysis import finder
+print(os.path.realpath(finder.simulator()))
+n, nodes = 6, np.repeat(np.arange(3), 2)
+v = 1 + 0.01 * (np.arange(n * n).reshape(n, n) % 3)
+v[2:4, :] *= 0.5
+v[2, 3] *= 2
+v[3, 2] *= 2
+print(' '.join(f\"{c['kind']}:{c['node']}\" for c in finder.judge(v, ~np.eye(n, dtype=bool), nodes, np.zeros((n, n), int), 90)))
+" 2>&1)
+[ "$got" = "$(realpath "$prefix/bin/rdmamesh-sim")
+node:1" ] || fail "the installed analysis' finder (rdmamesh-sim judge): $got"
 # the installed jobs' common.sh finds the installed analysis/, not a checkout's
 got=$(cd /tmp && RDMAMESH_BIN="$prefix/bin/rdmamesh" RDMAMESH_RESULTS="$prefix/results" \
   bash -c "source '$prefix/share/rdmamesh/jobs/common.sh' && echo \"\$rm_analysis\"")

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rdmamesh/sim/generate.hpp"
+#include "rdmamesh/sim/judge.hpp"
 #include "rdmamesh/sim/replay.hpp"
 #include "rdmamesh/sim/tally.hpp"
 #include "rdmamesh/stats/median.hpp"
@@ -137,4 +138,41 @@ TEST_CASE("recorded runs read back as the finder saw them; a record cut short na
   CHECK(runs[0].m.round.at(0, 0) == -1);
   std::istringstream cut("run a.h5:0000 2 4096 1 100 60 node\nnode 0 1\nrail -1 -1\ntx_bw nan 1 2\n");
   CHECK_THROWS_WITH_AS(sim::read_runs(cut), doctest::Contains("line 4"), std::runtime_error);
+}
+
+TEST_CASE("rdmamesh-sim judge: another tool's per-pair figures named by the finder's own rule") {
+  // 3 nodes x 2 ranks; node 1's sends to the other nodes at half, every other pair near 1;
+  // node 2's leaf uplink given so that its candidate is judged too
+  std::ostringstream in;
+  in << R"({"ranks": 6, "node": [0, 0, 1, 1, 2, 2], "slow_pct": 90, "uplinks": [[7, [4, 5]]], "runs": [)"
+     << R"({"label": "mesh 4K", "round": [)";
+  for (int i = 0; i < 36; ++i) in << (i ? "," : "") << (i % 7 == 0 ? -1 : 0);
+  in << R"(], "value": [)";
+  for (int a = 0; a < 6; ++a) {
+    for (int b = 0; b < 6; ++b) {
+      const bool half = a / 2 == 1 && b / 2 != 1;
+      in << (a + b ? "," : "") << (half ? 0.5 : 1.0) * (1 + 0.01 * ((a * 6 + b) % 3));
+    }
+  }
+  in << "]}]}";
+  std::istringstream src(in.str());
+  std::ostringstream out;
+  sim::judge_json(src, out);
+  const std::string got = out.str();
+  CHECK(got.find(R"("kind":"node")") != std::string::npos);
+  CHECK(got.find(R"("node":1)") != std::string::npos);
+  CHECK(got.find(R"("recv_pct":null)") != std::string::npos);  // its receives were not named
+  CHECK(got.find(R"("kind":"uplink")") == std::string::npos);
+  CHECK(got.find(R"("label":"mesh 4K")") != std::string::npos);
+
+  SUBCASE("input it cannot read is refused by what is missing or wrong") {
+    std::istringstream short_value(
+        R"({"ranks": 2, "node": [0, 1], "runs": [{"value": [1, 1], "round": [0, 0, 0, 0]}]})");
+    CHECK_THROWS_WITH_AS(sim::judge_json(short_value, out), "judge: 'value' holds 2 values, wanted 4",
+                         std::runtime_error);
+    std::istringstream no_node(R"({"ranks": 2, "runs": []})");
+    CHECK_THROWS_WITH_AS(sim::judge_json(no_node, out), "judge: no 'node' in the input", std::runtime_error);
+    std::istringstream bad_uplink(R"({"ranks": 2, "node": [0, 1], "uplinks": [[3, [5]]], "runs": []})");
+    CHECK_THROWS_WITH_AS(sim::judge_json(bad_uplink, out), "judge: uplink 3 holds rank 5 of 2", std::runtime_error);
+  }
 }
