@@ -63,12 +63,21 @@ void gather_bandwidth(const context& c, const engine::core& base, rank_run& acc,
   }
   const auto host = guarded(c, base, "gathering host use",
                             [&] { return c.w.gather(std::span<const engine::host_use>(&acc.host, 1)); });
+  // a retest's pairs alone, each beside what its ranks had of a CPU in its own round (every rank
+  // ran the same rounds: a stop request ends them on all at once)
+  std::vector<engine::host_use> host_rounds;
+  if (retest.plan) {
+    host_rounds = guarded(c, base, "gathering host use by round",
+                          [&] { return c.w.gather(std::span<const engine::host_use>(acc.host_rounds)); });
+  }
   if (c.me != 0) return;
   r.host = host;
   r.bw = stats::assemble(rows, c.n, r.size, receiver_sees_messages(c.o.op));
   if (retest.plan) {  // a few pairs alone: their verdicts, not outliers among themselves
     r.retest_of = retest.index;
-    r.retest = stats::judge_retest(*retest.plan, *retest.before, r.bw->tx_bw, c.o.slow_pct, c.classes);
+    const auto alone_host =
+        stats::pair_host_figures(r.bw->round, host_rounds, static_cast<std::uint32_t>(acc.host_rounds.size()));
+    r.retest = stats::judge_retest(*retest.plan, *retest.before, r.bw->tx_bw, c.o.slow_pct, c.classes, &alone_host);
     r.retest_controls = retest.plan->controls.size();
   } else {
     const stats::finder_settings judge{.slow_pct = c.o.slow_pct,

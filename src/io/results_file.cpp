@@ -413,9 +413,9 @@ void results_file::write_retest(hid_t run_group, const options& o, const run_rec
   h5::set_attr(g.get(), "controls", static_cast<std::int64_t>(run.retest_controls));
   const hsize_t dims[1] = {run.retest.size()};
   std::vector<std::int32_t> src, dst;
-  std::vector<double> before, alone, pct, bound, link_bound, fine_bound;
+  std::vector<double> before, alone, pct, bound, link_bound, fine_bound, cpu, controls_cpu, idle;
   std::vector<std::int32_t> controls;
-  std::vector<std::uint8_t> still, beyond, fine;
+  std::vector<std::uint8_t> still, beyond, fine, starved;
   for (const auto& v : run.retest) {
     src.push_back(static_cast<std::int32_t>(v.src));
     dst.push_back(static_cast<std::int32_t>(v.dst));
@@ -429,6 +429,10 @@ void results_file::write_retest(hid_t run_group, const options& o, const run_rec
     fine.push_back(v.fine ? 1 : 0);
     controls.push_back(static_cast<std::int32_t>(v.controls));
     still.push_back(v.still_slow ? 1 : 0);
+    cpu.push_back(v.cpu_share);
+    controls_cpu.push_back(v.controls_cpu_share);
+    idle.push_back(v.idle_share);
+    starved.push_back(v.starved ? 1 : 0);
   }
   h5::write(g.get(), "src", dims, std::span<const std::int32_t>(src));
   h5::write(g.get(), "dst", dims, std::span<const std::int32_t>(dst));
@@ -442,6 +446,10 @@ void results_file::write_retest(hid_t run_group, const options& o, const run_rec
   h5::write(g.get(), "beyond_spread", dims, std::span<const std::uint8_t>(beyond));
   h5::write(g.get(), "fine_bound_pct", dims, std::span<const double>(fine_bound));
   h5::write(g.get(), "fine", dims, std::span<const std::uint8_t>(fine));
+  h5::write(g.get(), "cpu_share", dims, std::span<const double>(cpu));
+  h5::write(g.get(), "controls_cpu_share", dims, std::span<const double>(controls_cpu));
+  h5::write(g.get(), "idle_share", dims, std::span<const double>(idle));
+  h5::write(g.get(), "starved", dims, std::span<const std::uint8_t>(starved));
   annotate_group(g.get(), group_kind::retest);
 }
 

@@ -1,6 +1,7 @@
 #include "rdmamesh/stats/retest.hpp"
 #include "rdmamesh/stats/median.hpp"
 #include "rdmamesh/stats/outliers.hpp"
+#include "rdmamesh/stats/why.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -247,34 +248,74 @@ double retest_link_bound_pct(const std::vector<double>& controls, double slow_pc
 }
 
 std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<double>& before,
-                                         const square<double>& alone, double slow_pct, const pair_classes& class_of) {
-  std::map<int, std::vector<double>> by_class;
-  std::vector<double> all;
+                                         const square<double>& alone, double slow_pct, const pair_classes& class_of,
+                                         const pair_host* host) {
+  struct controls_of {
+    std::vector<double> bw, cpu;
+  };
+  std::map<int, controls_of> by_class;
+  controls_of all;
   for (const auto& [a, b] : plan.controls) {
     if (!(std::isfinite(alone.at(a, b)) && alone.at(a, b) > 0)) continue;
-    by_class[class_of(a, b)].push_back(alone.at(a, b));
-    all.push_back(alone.at(a, b));
+    for (auto* into : {&by_class[class_of(a, b)], &all}) {
+      into->bw.push_back(alone.at(a, b));
+      if (host && std::isfinite(host->cpu.at(a, b))) into->cpu.push_back(host->cpu.at(a, b));
+    }
   }
   std::vector<retest_verdict> out;
   for (const auto& [a, b] : plan.slow) {
     // its own class's controls; all of them where its class measured fewer than two (one
     // control is one sample, no median)
     const auto it = by_class.find(class_of(a, b));
-    const std::vector<double>& ctl = it != by_class.end() && it->second.size() >= 2 ? it->second : all;
-    const double reference = median_of(ctl);
+    const controls_of& ctl = it != by_class.end() && it->second.bw.size() >= 2 ? it->second : all;
+    const double reference = median_of(ctl.bw);
     retest_verdict v{.src = a,
                      .dst = b,
                      .before = before.at(a, b),
                      .alone = alone.at(a, b),
-                     .bound_pct = retest_bound_pct(ctl, slow_pct),
-                     .link_bound_pct = retest_link_bound_pct(ctl, slow_pct),
-                     .fine_bound_pct = retest_fine_bound_pct(ctl, slow_pct),
-                     .controls = ctl.size()};
+                     .bound_pct = retest_bound_pct(ctl.bw, slow_pct),
+                     .link_bound_pct = retest_link_bound_pct(ctl.bw, slow_pct),
+                     .fine_bound_pct = retest_fine_bound_pct(ctl.bw, slow_pct),
+                     .controls = ctl.bw.size()};
     v.pct = reference > 0 ? 100 * v.alone / reference : std::numeric_limits<double>::quiet_NaN();
     v.still_slow = !(v.pct >= v.bound_pct);  // unmeasured alone counts as slow: it did not recover
     v.beyond_spread = !(v.pct >= v.link_bound_pct);
     v.fine = v.pct >= v.fine_bound_pct;
+    if (host) {
+      v.cpu_share = host->cpu.at(a, b);
+      v.idle_share = host->idle.at(a, b);
+      if (!ctl.cpu.empty()) v.controls_cpu_share = median_of(ctl.cpu);
+    }
+    if (v.still_slow && v.idle_share < 0.5 && host_explains(v.cpu_share, v.controls_cpu_share, v.pct / 100)) {
+      v.still_slow = v.beyond_spread = false;
+      v.starved = true;
+    }
     out.push_back(v);
+  }
+  return out;
+}
+
+pair_host pair_host_figures(const square<std::int32_t>& round, std::span<const engine::host_use> host,
+                            std::uint32_t rounds) {
+  constexpr double unknown = std::numeric_limits<double>::quiet_NaN();
+  pair_host out{square<double>(round.n, unknown), square<double>(round.n, unknown)};
+  const auto at = [&](std::uint32_t rank, std::int32_t r) -> const engine::host_use* {
+    const std::size_t i = std::size_t{rank} * rounds + static_cast<std::size_t>(r);
+    return i < host.size() && host[i].known && host[i].wall_s > 0 ? &host[i] : nullptr;
+  };
+  for (std::uint32_t a = 0; a < round.n; ++a) {
+    for (std::uint32_t b = 0; b < round.n; ++b) {
+      const std::int32_t r = round.at(a, b);
+      if (a == b || r < 0 || static_cast<std::uint32_t>(r) >= rounds) continue;
+      const engine::host_use* ends[2] = {at(a, r), at(b, r)};
+      const engine::host_use* less = nullptr;
+      for (const auto* e : ends) {
+        if (e && (!less || e->cpu_s / e->wall_s < less->cpu_s / less->wall_s)) less = e;
+      }
+      if (!less) continue;
+      out.cpu.at(a, b) = less->cpu_s / less->wall_s;
+      if (less->passes > 0) out.idle.at(a, b) = less->idle_passes / less->passes;
+    }
   }
   return out;
 }

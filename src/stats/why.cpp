@@ -20,8 +20,6 @@ constexpr std::uint64_t min_count = 10;
 // ... and this many times the median of the job's other ports (emulated rxe retransmits on
 // every port alike; a real healthy link counts near zero)
 constexpr double apart_factor = 4;
-// The host explains a shortfall when its CPU deficit is at least this share of it
-constexpr double host_share = 0.5;
 
 // a port: (node, device, port number)
 using port_key = std::tuple<std::int32_t, std::string, std::int32_t>;
@@ -177,9 +175,7 @@ explanation explain_one(const folded_cause& c, std::span<const run_evidence> run
   errors.insert(errors.end(), transport.begin(), transport.end());
   const auto congestion = apart(k, fabric::counter_kind::congestion);
   std::tie(e.cpu_share, e.others_cpu_share) = cpu_shares(c, who, runs);
-  const double rate_deficit = 1 - rate_share(c);
-  const double cpu_deficit = e.cpu_share >= 0 && e.others_cpu_share > 0 ? 1 - e.cpu_share / e.others_cpu_share : 0;
-  const bool host_explains = rate_deficit > 0 && cpu_deficit >= host_share * rate_deficit;
+  const bool by_host = e.cpu_share >= 0 && host_explains(e.cpu_share, e.others_cpu_share, rate_share(c));
   // An RNR NAK sends its requester back to the refused message, and what it had in flight
   // behind it reaches the port again or out of sequence. Where the cause's own ports refused
   // messages for want of a posted receive (its host fell behind) and its CPU deficit explains
@@ -188,7 +184,7 @@ explanation explain_one(const folded_cause& c, std::span<const run_evidence> run
   for (const auto& r : apart(k, fabric::counter_kind::receiver)) {
     if (fabric::refused_for_want_of_receive(r.first)) refused.push_back(r);
   }
-  const bool host_paced = host_explains && !physical && !refused.empty() && c.kind != outlier_kind::failed;
+  const bool host_paced = by_host && !physical && !refused.empty() && c.kind != outlier_kind::failed;
   const std::string cpu = e.cpu_share < 0 ? std::string("no CPU figures")
                                           : fmt::format(
                                                 "its ranks had {:.0f} % of a CPU while measured, the median "
@@ -204,7 +200,7 @@ explanation explain_one(const folded_cause& c, std::span<const run_evidence> run
     e.brief = fmt::format("{} +{}", congestion.front().first, congestion.front().second);
   } else if (c.kind == outlier_kind::failed) {
     e.text = mine.empty() ? "" : "no error counter apart on its ports";
-  } else if (host_explains) {
+  } else if (by_host) {
     e.cat = category::host;
     e.text = refused.empty() ? cpu + ": the host, not the network"
                              : fmt::format(
@@ -225,6 +221,12 @@ explanation explain_one(const folded_cause& c, std::span<const run_evidence> run
 }
 
 }  // namespace
+
+bool host_explains(double cpu_share, double others_cpu_share, double rate_share) {
+  const double rate_deficit = 1 - rate_share;
+  const double cpu_deficit = others_cpu_share > 0 ? 1 - cpu_share / others_cpu_share : 0;
+  return rate_deficit > 0 && cpu_deficit >= 0.5 * rate_deficit;  // NaN figures explain nothing
+}
 
 const char* to_string(category c) {
   switch (c) {

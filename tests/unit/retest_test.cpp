@@ -439,3 +439,64 @@ TEST_CASE("spread: a rank slow only toward the partners it met is cleared by fre
   runs[0].alone = stats::judge_retest(plan, bad.bw, bad.alone, 90, classes);
   CHECK(counted(stats::fold(runs), 0));
 }
+
+TEST_CASE("verdict: a pair slow alone because its own host held it back is undecided, not its link's") {
+  // 8 ranks, one pair per round: what each end's engine counted in its round (every other rank
+  // idle there). Controls (rounds 0-3) had half a CPU and found work on a fifth of their passes
+  // idle; the slow pairs (rounds 4-5) read 45 % of them alone.
+  const std::uint32_t n = 8, rounds = 6;
+  stats::retest_plan p;
+  p.controls = {{0, 4}, {1, 5}, {2, 6}, {3, 7}};
+  p.slow = {{5, 7}, {4, 6}};
+  stats::square<std::int32_t> round(n, -1);
+  stats::square<double> alone(n, NAN), before(n, 100);
+  for (std::uint32_t i = 0; i < p.controls.size(); ++i) {
+    round.at(p.controls[i].first, p.controls[i].second) = static_cast<std::int32_t>(i);
+    alone.at(p.controls[i].first, p.controls[i].second) = 200 + i;
+  }
+  round.at(5, 7) = 4;
+  round.at(4, 6) = 5;
+  alone.at(5, 7) = alone.at(4, 6) = 91;
+  std::vector<engine::host_use> host(std::size_t{n} * rounds);
+  const auto set = [&](std::uint32_t rank, std::uint32_t r, double cpu, double idle) {
+    auto& h = host[std::size_t{rank} * rounds + r];
+    h = {.wall_s = 1, .cpu_s = cpu, .passes = 1000, .idle_passes = 1000 * idle, .known = true};
+  };
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    set(p.controls[i].first, i, 0.5, 0.2);
+    set(p.controls[i].second, i, 0.5, 0.2);
+  }
+  // 5 -> 7: its sender had a fifth of a CPU and found work on nearly every pass (starved);
+  // 4 -> 6: its ends had a fifth of a CPU too, but found nothing to do on most passes: they
+  // waited on the pair's link and gave the CPU away
+  set(5, 4, 0.2, 0.05);
+  set(7, 4, 0.5, 0.3);
+  set(4, 5, 0.2, 0.8);
+  set(6, 5, 0.25, 0.9);
+  const auto figures = stats::pair_host_figures(round, host, rounds);
+  CHECK(figures.cpu.at(5, 7) == doctest::Approx(0.2));
+  CHECK(figures.idle.at(5, 7) == doctest::Approx(0.05));
+  CHECK(std::isnan(figures.cpu.at(5, 6)));  // not measured
+  const stats::pair_classes one_class(n, std::vector<std::int32_t>(n, 0));
+  const auto v = stats::judge_retest(p, before, alone, 90, one_class, &figures);
+  REQUIRE(v.size() == 2);
+  CHECK(v[0].pct == doctest::Approx(45).epsilon(0.01));
+  CHECK(v[0].starved);
+  CHECK_FALSE(v[0].still_slow);
+  CHECK_FALSE(v[0].fine);
+  CHECK(v[0].cpu_share == doctest::Approx(0.2));
+  CHECK(v[0].controls_cpu_share == doctest::Approx(0.5));
+  CHECK_FALSE(v[1].starved);
+  CHECK(v[1].still_slow);
+
+  SUBCASE("a CPU deficit smaller than half the shortfall does not explain it: still slow") {
+    set(5, 4, 0.4, 0.05);
+    const auto more_cpu = stats::pair_host_figures(round, host, rounds);
+    const auto w = stats::judge_retest(p, before, alone, 90, one_class, &more_cpu);
+    CHECK(w[0].still_slow);
+    CHECK_FALSE(w[0].starved);
+  }
+  SUBCASE("without host figures the reading is the rates' alone") {
+    CHECK(stats::judge_retest(p, before, alone, 90, one_class)[0].still_slow);
+  }
+}

@@ -1,7 +1,8 @@
 // What the host gave a rank's thread over an interval: time on a CPU, time runnable but waiting
 // for one, involuntary switches, and how many of the engine's passes found nothing to do. Read
 // at the measured interval's edges, never inside the data path: evidence of how contended the
-// host was, recorded beside the rates (the verdict does not read it yet).
+// host was, recorded beside the rates: the verdict reads it for a cause's category (stats/why) and for
+// a pair alone in the retest (stats/retest).
 #pragma once
 
 #include <cstdint>

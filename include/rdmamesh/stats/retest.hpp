@@ -7,11 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "rdmamesh/engine/host.hpp"
 #include "rdmamesh/stats/matrix.hpp"
 #include "rdmamesh/stats/outliers.hpp"
 #include "rdmamesh/stats/pair_class.hpp"
@@ -68,6 +70,12 @@ struct retest_verdict {
   bool still_slow = false;
   bool beyond_spread = false;  // still slow below link_bound_pct too: enough for one pair (a link)
   bool fine = false;           // neither still slow nor fine: undecided, the run's reading of it stands
+  // its host alone (pair_host): the share of a CPU of the end that had less, the median of its
+  // controls' the same, and the share of that end's passes that found nothing to do; NaN: unknown
+  double cpu_share = std::numeric_limits<double>::quiet_NaN();
+  double controls_cpu_share = std::numeric_limits<double>::quiet_NaN();
+  double idle_share = std::numeric_limits<double>::quiet_NaN();
+  bool starved = false;  // slow alone, but its host held it back (judge_retest): undecided, not still slow
 };
 
 // The bound a pair alone must fall under to be still slow, as % of the controls' median alone:
@@ -87,10 +95,26 @@ double retest_link_bound_pct(const std::vector<double>& controls, double slow_pc
 // NIC fabric, whose pairs alone agree to about 1 %, a part at 85 % would read fine otherwise).
 double retest_fine_bound_pct(const std::vector<double>& controls, double slow_pct);
 
+// What the host gave each measured pair of a run of rounds, in the round that measured it: of
+// its two ranks, the one with the lower share of a CPU (time on a CPU over the round's measured
+// time), and the share of that rank's engine passes that found nothing to post or poll. NaN
+// where unknown. `host` holds every rank's rounds in a row: host[rank * rounds + round].
+struct pair_host {
+  square<double> cpu, idle;
+};
+pair_host pair_host_figures(const square<std::int32_t>& round, std::span<const engine::host_use> host,
+                            std::uint32_t rounds);
+
 // The verdict of every slow pair from the retest run's send bandwidth, each against the controls
-// of its class (all of them where its class measured fewer than two).
+// of its class (all of them where its class measured fewer than two). With `host` (the retest
+// run's pair_host_figures), a pair slow alone is undecided (`starved`) where its host held it
+// back: its slower end had less of a CPU than the controls' ends by enough to explain its
+// shortfall (host_explains) and found work on most of its passes, so the network waited for it,
+// not it for the network (an end that waits on a slow link finds nothing to do and, on a crowded
+// host, yields its CPU). Alone is then no test of its link, and the run's reading stands.
 std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<double>& before,
-                                         const square<double>& alone, double slow_pct, const pair_classes& class_of);
+                                         const square<double>& alone, double slow_pct, const pair_classes& class_of,
+                                         const pair_host* host = nullptr);
 
 // "a,b;c,d" and back: how rank 0 hands the plan to every rank.
 std::string encode_pairs(const pair_list& pairs);

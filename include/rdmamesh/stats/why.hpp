@@ -57,4 +57,10 @@ struct explanation {
 // A failed pair is `link` when its ports' counters say so, else its category stays unknown.
 void explain(job_verdict& v, std::span<const run_evidence> runs, std::span<const fabric::rank_info> ranks);
 
+// Whether the host explains a shortfall: ranks that had `cpu_share` of a CPU where their
+// reference had `others_cpu_share`, and moved `rate_share` of the reference's rate. The CPU
+// deficit must be at least half the rate's: the engine polls, so a rank that waits for a CPU
+// moves less whatever the network does, but not less than its CPU alone accounts for.
+bool host_explains(double cpu_share, double others_cpu_share, double rate_share);
+
 }  // namespace rdmamesh::stats
