@@ -75,11 +75,15 @@ later "failed-pair job: the report opens with the failed pair" /bin/grep -qE \
   "^- pair rank 0 \(node1, rxe_node1\) -> rank 2 \(node3, rxe_node3\): failed in 1 of 1" "rdmamesh-$job-report/summary.md"
 
 # 4. the health job on a healthy cluster: healthy, nothing drained; then with node2's RoCE port
-# shaped by the kernel (tc tbf at half of what it carried): node2 drained with rdmamesh's
+# shaped by the kernel (tc tbf at a third of what it carried): node2 drained with rdmamesh's
 # reason, node1 and node3 left idle. 4 KiB with every WR signaled: counts fine enough under TCG.
-# (At a quarter, the CPU node2's starved ranks left to the others - 6 ranks share the VM's 2
-# vCPUs - once made two ranks of other nodes slower beside it: a side effect this emulation
-# has and a real cluster, with a CPU per node, does not.)
+# Why a third: the retest judges node2's pairs alone against control pairs alone, and here the
+# controls differ threefold by whether their two ranks, pinned by local rank, share one of the
+# VM's 2 vCPUs (a real cluster gives each node its own CPUs); the retest's bound then sits at its
+# widest, half the controls' median, and a port at half of its mesh's egress reads just that
+# alone (46-57 %, cleared in 2 of 3 jobs by hand and in a CI run) where a third reads 26-54 %
+# against it (3 of 3). (At a quarter, the CPU node2's starved ranks left to the others once
+# made two ranks of other nodes slower beside it, which the verdict's retest now clears.)
 root_tc() { nsenter --net=/proc/1/ns/net tc "$@"; }
 # recheck: node2 drained by the sick health job, its port healthy again. A node drained for
 # another reason is never rechecked (a dry run says so, and that three nodes are needed); then
@@ -130,7 +134,7 @@ fi
 later "healthy health job: its verdict" "$here/check_verdict.py" "$tmp/results/rdmamesh-$job.h5" \
   "$tmp/results/rdmamesh-$job.verdict.json" --healthy
 egress=$(egress_gbps "$tmp/health-ok-$job.out" 2 3)
-kbit=$(awk -v g="$egress" 'BEGIN { printf "%d", g * 1e6 / 2 }')
+kbit=$(awk -v g="$egress" 'BEGIN { printf "%d", g * 1e6 / 3 }')
 echo "== node2's port carried $egress Gb/s: tbf at $kbit kbit/s"
 if [ "$kbit" -gt 0 ] && root_tc qdisc add dev roce2 root tbf rate "${kbit}kbit" burst 256kb latency 400ms; then
   # one job: under stress-ng the run's noise (±37 %) once hid node2, whose sends the retest still
