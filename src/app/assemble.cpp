@@ -61,8 +61,10 @@ void gather_bandwidth(const context& c, const engine::core& base, rank_run& acc,
         guarded(c, base, "gathering the time series", [&] { return c.w.gather(std::span<const double>(acc.rx_t)); });
     if (c.me == 0) transpose_series(c, tx_t, rx_t, acc.slots, r);
   }
-  const auto host = guarded(c, base, "gathering host use",
-                            [&] { return c.w.gather(std::span<const engine::host_use>(&acc.host, 1)); });
+  engine::host_use mine;  // over the rounds it measured (an idle round adds nothing)
+  for (const auto& h : acc.host_rounds) mine += h;
+  const auto host =
+      guarded(c, base, "gathering host use", [&] { return c.w.gather(std::span<const engine::host_use>(&mine, 1)); });
   // a retest's pairs alone, each beside what its ranks had of a CPU in its own round (every rank
   // ran the same rounds: a stop request ends them on all at once)
   std::vector<engine::host_use> host_rounds;

@@ -55,10 +55,8 @@ void merge_latency(rank_run& acc, engine::pingpong& eng, const plan::round_role&
 void merge_bandwidth(rank_run& acc, engine::stream& eng, const plan::round_role& role, std::uint32_t round) {
   stats::merge_round(acc.counters, eng.round_results(), role, static_cast<int>(round));
   // a rank with no pair in a round only waits it out: its figures are of the rounds it measured
-  const engine::host_use h = eng.round_host();
   const bool active = !role.send_to.empty() || !role.recv_from.empty();
-  if (active) acc.host += h;
-  acc.host_rounds.push_back(active ? h : engine::host_use{});
+  acc.host_rounds.push_back(active ? eng.round_host() : engine::host_use{});
   if (acc.slots == 0) return;
   const auto tx = eng.round_series(false, acc.slots), rx = eng.round_series(true, acc.slots);
   auto take = [&](std::vector<double>& into, const std::vector<double>& from, std::uint32_t p) {

@@ -28,11 +28,11 @@ struct rank_run {
   std::vector<std::uint64_t> lat_failed;          // lat, 1 per peer whose flow failed
   stats::histogram lat_all;                       // lat, every flow of this rank
   std::vector<std::string> events;
-  std::uint32_t rounds_done = 0;              // the last one maybe cut short by a stop request
-  double connect_s = 0;                       // --connect round: re-targeting QPs, outside every interval
-  engine::host_use host;                      // bw: what the host gave this rank over the measured intervals
-  std::vector<engine::host_use> host_rounds;  // bw: ... in each round ({} where it had no pair)
-  std::string port_text;                      // the port's counters over the run, on the rank that reads them
+  std::uint32_t rounds_done = 0;  // the last one maybe cut short by a stop request
+  double connect_s = 0;           // --connect round: re-targeting QPs, outside every interval
+  // bw: what the host gave this rank in each round's measured interval ({} where it had no pair)
+  std::vector<engine::host_use> host_rounds;
+  std::string port_text;  // the port's counters over the run, on the rank that reads them
 
   bool clean() const;  // no event, no failed pair, no mismatch on this rank
 };
