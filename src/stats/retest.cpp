@@ -307,10 +307,19 @@ pair_host pair_host_figures(const square<std::int32_t>& round, std::span<const e
     for (std::uint32_t b = 0; b < round.n; ++b) {
       const std::int32_t r = round.at(a, b);
       if (a == b || r < 0 || static_cast<std::uint32_t>(r) >= rounds) continue;
+      // the end that held the pair back: of the ends that found work on most passes, the one
+      // with less of a CPU; an end that mostly found nothing waited on the other end or the
+      // network, whatever CPU it had (a receiver of a few thousand messages a second polls an
+      // empty queue on nearly every pass, starved or not). Of both where neither was busy.
       const engine::host_use* ends[2] = {at(a, r), at(b, r)};
+      const auto busy = [](const engine::host_use* e) { return e->passes > 0 && e->idle_passes < 0.5 * e->passes; };
+      const auto share = [](const engine::host_use* e) { return e->cpu_s / e->wall_s; };
       const engine::host_use* less = nullptr;
-      for (const auto* e : ends) {
-        if (e && (!less || e->cpu_s / e->wall_s < less->cpu_s / less->wall_s)) less = e;
+      for (bool only_busy : {true, false}) {
+        for (const auto* e : ends) {
+          if (e && (!only_busy || busy(e)) && (!less || share(e) < share(less))) less = e;
+        }
+        if (less) break;
       }
       if (!less) continue;
       out.cpu.at(a, b) = less->cpu_s / less->wall_s;

@@ -496,6 +496,20 @@ TEST_CASE("verdict: a pair slow alone because its own host held it back is undec
     CHECK(w[0].still_slow);
     CHECK_FALSE(w[0].starved);
   }
+  SUBCASE("an end that found nothing to do on most passes did not hold the pair back, whatever its CPU") {
+    // 5 -> 7's receiver polled an empty queue on nearly every pass with even less of a CPU: the
+    // figures are its busy sender's, and the pair is still starved
+    set(7, 4, 0.1, 0.99);
+    const auto idle_receiver = stats::pair_host_figures(round, host, rounds);
+    CHECK(idle_receiver.cpu.at(5, 7) == doctest::Approx(0.2));
+    CHECK(idle_receiver.idle.at(5, 7) == doctest::Approx(0.05));
+    const auto w = stats::judge_retest(p, before, alone, 90, one_class, &idle_receiver);
+    CHECK(w[0].starved);
+    CHECK_FALSE(w[0].still_slow);
+    // and where neither end was busy, the one with less of a CPU, idle: not starved
+    CHECK(idle_receiver.cpu.at(4, 6) == doctest::Approx(0.2));
+    CHECK_FALSE(w[1].starved);
+  }
   SUBCASE("without host figures the reading is the rates' alone") {
     CHECK(stats::judge_retest(p, before, alone, 90, one_class)[0].still_slow);
   }

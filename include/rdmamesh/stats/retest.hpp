@@ -70,7 +70,7 @@ struct retest_verdict {
   bool still_slow = false;
   bool beyond_spread = false;  // still slow below link_bound_pct too: enough for one pair (a link)
   bool fine = false;           // neither still slow nor fine: undecided, the run's reading of it stands
-  // its host alone (pair_host): the share of a CPU of the end that had less, the median of its
+  // its host alone (pair_host): the share of a CPU of the busy end that had less, the median of its
   // controls' the same, and the share of that end's passes that found nothing to do; NaN: unknown
   double cpu_share = std::numeric_limits<double>::quiet_NaN();
   double controls_cpu_share = std::numeric_limits<double>::quiet_NaN();
@@ -96,9 +96,10 @@ double retest_link_bound_pct(const std::vector<double>& controls, double slow_pc
 double retest_fine_bound_pct(const std::vector<double>& controls, double slow_pct);
 
 // What the host gave each measured pair of a run of rounds, in the round that measured it: of
-// its two ranks, the one with the lower share of a CPU (time on a CPU over the round's measured
-// time), and the share of that rank's engine passes that found nothing to post or poll. NaN
-// where unknown. `host` holds every rank's rounds in a row: host[rank * rounds + round].
+// its two ranks that found work on most of their engine passes, the one with the lower share of
+// a CPU (time on a CPU over the round's measured time); of both where neither did. Its share of
+// a CPU and the share of its passes that found nothing to post or poll; NaN where unknown.
+// `host` holds every rank's rounds in a row: host[rank * rounds + round].
 struct pair_host {
   square<double> cpu, idle;
 };
