@@ -12,7 +12,6 @@ ingested again, is the same job. What a job counted comes from its verdict (`/ve
 import argparse
 import hashlib
 import html
-import json
 import os
 import sqlite3
 import sys

@@ -61,7 +61,7 @@ sick() {
     grep -E "^# (slow|healthy|judged|verdict)|^#   |rdmamesh: error" "$tmp/$name.txt" | sed 's/^/    /'
     left=$((left - 1))
     [ "$rc" = 0 ] && [ "$left" -gt 0 ] || break
-    echo "   $name: missed (read healthy): one more launch"
+    missed "$name"
     for f in "$tmp/$name".{h5,verdict.json,txt}; do mv "$f" "$f.missed"; done
   done
   root_tc -s qdisc show dev "$dev" | sed -n '1,2p' | sed 's/^/    tc: /'
