@@ -11,6 +11,7 @@
 #include <set>
 #include <span>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -314,15 +315,13 @@ pair_host pair_host_figures(const square<std::int32_t>& round, std::span<const e
       const engine::host_use* ends[2] = {at(a, r), at(b, r)};
       const auto busy = [](const engine::host_use* e) { return e->passes > 0 && e->idle_passes < 0.5 * e->passes; };
       const auto share = [](const engine::host_use* e) { return e->cpu_s / e->wall_s; };
+      const auto rank = [&](const engine::host_use* e) { return std::pair(!busy(e), share(e)); };
       const engine::host_use* less = nullptr;
-      for (bool only_busy : {true, false}) {
-        for (const auto* e : ends) {
-          if (e && (!only_busy || busy(e)) && (!less || share(e) < share(less))) less = e;
-        }
-        if (less) break;
+      for (const auto* e : ends) {
+        if (e && (!less || rank(e) < rank(less))) less = e;
       }
       if (!less) continue;
-      out.cpu.at(a, b) = less->cpu_s / less->wall_s;
+      out.cpu.at(a, b) = share(less);
       if (less->passes > 0) out.idle.at(a, b) = less->idle_passes / less->passes;
     }
   }

@@ -65,8 +65,6 @@ mesh() {
   later "$name: results file" "$here/check_results.py" "$tmp/$name.h5" --ranks "$np" $checks
 }
 
-# job NAME EXPECTED_RC -- MPIRUN_ARGS -- RDMAMESH_ARGS: runs it, requires the exit code and a
-# verdict file; the console goes to $tmp/NAME.txt
 # missed NAME: a case whose fault read healthy gets one more launch; said here and counted with
 # the reruns at the end of CI's log (the emulator's noise, never hidden)
 missed() {
@@ -74,6 +72,8 @@ missed() {
   echo "${hostdir##*/vm-} $1: the fault it made read healthy, launched once more" >>"$(dirname "$hostdir")/reruns.log"
 }
 
+# job NAME EXPECTED_RC -- MPIRUN_ARGS -- RDMAMESH_ARGS: runs it, requires the exit code and a
+# verdict file; the console goes to $tmp/NAME.txt
 job() {
   local name=$1 want=$2 launch=() start=$SECONDS
   shift 3
@@ -96,6 +96,13 @@ job() {
   fi
   [ "$rc" = "$want" ] || { cat "$tmp/$name.txt"; fail "$name: exit $rc, expected $want"; return 1; }
   [ -s "$tmp/$name.verdict.json" ] || { fail "$name: no verdict file beside the results"; return 1; }
+}
+
+# job_upto N JOB_ARGS...: job, launched up to N times while the fault it made reads healthy
+job_upto() {
+  local left=$1
+  shift
+  while left=$((left - 1)); miss_ok=$((left > 0 ? 1 : 0)) job "$@"; [ $? = 2 ]; do :; done
 }
 
 # drained: the nodes Slurm holds drained now (what a health job did), on one line
