@@ -68,12 +68,11 @@ void merge_bandwidth(rank_run& acc, engine::stream& eng, const plan::round_role&
 }
 
 template <class Engine>
-rank_run empty_run(const context& c) {
+rank_run empty_run(const context& c, double seconds) {
   rank_run acc;
   acc.counters.assign(c.n, {});
-  acc.slots = std::is_same_v<Engine, engine::stream> && c.o.duration_mode()
-                  ? stats::series_slots(c.o.duration_s, c.o.interval_s)
-                  : 0;
+  acc.slots =
+      std::is_same_v<Engine, engine::stream> && c.o.duration_mode() ? stats::series_slots(seconds, c.o.interval_s) : 0;
   acc.tx_t.assign(std::size_t{c.n} * acc.slots, std::numeric_limits<double>::quiet_NaN());
   acc.rx_t = acc.tx_t;
   acc.latencies.assign(c.n, {});
@@ -83,8 +82,8 @@ rank_run empty_run(const context& c) {
 
 template <class Engine>
 rank_run measure_rounds(const context& c, Engine& eng, const plan::subset_schedule& sched, std::uint64_t size,
-                        bool& stopped) {
-  rank_run acc = empty_run<Engine>(c);
+                        bool retest_round, bool& stopped) {
+  rank_run acc = empty_run<Engine>(c, c.o.round_seconds(retest_round));
   const engine::core& base = eng.base();
   auto on_stuck = [&](const std::optional<liveness::verdict>& v, const std::string& what) {
     c.give_up(stuck_line(c, v, base.suspects(), what), v, base.suspects());
@@ -155,7 +154,7 @@ bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, 
   // around the whole run, outside every measured interval: a sysfs read costs milliseconds
   const bool reads = reads_port(c);
   const fabric::counter_set before = reads ? read_my_port(c) : fabric::counter_set{};
-  rank_run acc = measure_rounds(c, eng, sched, size, stopped);
+  rank_run acc = measure_rounds(c, eng, sched, size, retest.plan != nullptr, stopped);
   if (reads && !before.empty()) {
     const auto& me = c.ranks[c.me];
     acc.port_text = fabric::port_reading{static_cast<std::int32_t>(c.me), me.device.data(), me.port,

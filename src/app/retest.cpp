@@ -42,12 +42,15 @@ bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size
   all.insert(all.end(), plan.controls.begin(), plan.controls.end());
   const plan::subset_schedule sched(plan::alone_rounds(all, fabric::port_ids(c.ranks)), c.n);
   if (c.me == 0 && !c.o.quiet) {
-    fmt::print(stderr, "[retest] {} slow pair(s) and {} control pair(s) alone, {} rounds\n", plan.slow.size(),
-               plan.controls.size(), sched.rounds());
+    fmt::print(stderr, "[retest] {} slow pair(s) and {} control pair(s) alone, {} rounds{}\n", plan.slow.size(),
+               plan.controls.size(), sched.rounds(),
+               c.o.duration_mode() ? fmt::format(" of {:g} s", c.o.round_seconds(true)) : std::string());
     std::fflush(stderr);
   }
   const retest_of what{static_cast<std::int32_t>(index - 1), &plan, before ? &*before : nullptr};
+  eng.set_duration(c.o.round_seconds(true));
   const bool clean = run_one(c, eng, sched, size, 0, index, stopped, what);
+  eng.set_duration(c.o.round_seconds(false));
   ++index;
   return clean;
 }

@@ -125,6 +125,7 @@ std::vector<std::pair<std::string, std::string>> describe(const options& o) {
       {"verify", o.verify ? "yes" : "no"},
       {"quiet", o.quiet ? "yes" : "no"},
       {"retest", o.retest ? "yes" : "no"},
+      {"retest-duration", o.retest && o.duration_mode() ? num(o.round_seconds(true)) : "-"},
       {"preflight", o.preflight ? "yes" : "no"},
       {"timeout", num(o.timeout_s)},
       {"slow", num(o.slow_pct)},
@@ -241,6 +242,12 @@ void validate(const options& o) {
   }
   if (o.retest && o.mode == mode_kind::lat) {
     throw usage_error("--retest applies to --mode bw (it re-runs slow pairs of a mesh, shift or spread run)");
+  }
+  if (o.retest_duration_s != 0 && !(o.retest_duration_s > 0 && std::isfinite(o.retest_duration_s))) {
+    throw usage_error("--retest-duration must be a positive number of seconds, e.g. --retest-duration 1");
+  }
+  if (o.retest_duration_s > 0 && !(o.retest && o.duration_mode())) {
+    throw usage_error("--retest-duration applies to --retest in duration mode (-D): add --retest, or leave out -n");
   }
   if (o.retest && o.scaling) {
     throw usage_error("--retest and --scaling do not mix: a step with fewer active ranks is slower by design");
@@ -399,6 +406,9 @@ void add_output_flags(CLI::App& app, options& o, flag_text& t) {
       "After a mesh, shift or spread run with slow pairs, run each alone (with healthy control pairs), and every "
       "pair of a rank, NIC or node the run named: still slow alone means the link or NIC, fine alone means "
       "contention, undecided (between the two bounds) leaves the run's reading standing");
+  app.add_option("--retest-duration", o.retest_duration_s,
+                 "Measured seconds of each retest round (default: -D, at most 1 s: a pair alone has its ports to "
+                 "itself)");
   app.add_flag("--verify", o.verify, "Fill every payload with a (src, dst, seq) pattern and check it on arrival");
   app.add_option("--timeout", o.timeout_s,
                  "Seconds without any sign of life from a peer before it is named dead or hung (not a bound on "

@@ -314,11 +314,12 @@ std::vector<std::string> window_lines(const options& o, const run_record& r, std
   const auto windows = stats::rank_windows(*r.bw);
   for (std::size_t rank = 0; rank < windows.size(); ++rank) {
     const double w = windows[rank];
-    if (!(w < 0.9 * o.duration_s)) continue;  // NaN: it measured no pair
+    const double planned = o.round_seconds(r.retest_of >= 0);
+    if (!(w < 0.9 * planned)) continue;  // NaN: it measured no pair
     lines.push_back(fmt::format(
         "# short window: {} measured {:.3g} s of the {:.3g} s interval (no CPU when it opened: an oversubscribed node "
         "or a stopped rank); {}",
-        rank_name(rank, ranks), w, o.duration_s, w > 0 ? "its figures cover what it measured" : "its figures are NaN"));
+        rank_name(rank, ranks), w, planned, w > 0 ? "its figures cover what it measured" : "its figures are NaN"));
   }
   return lines;
 }

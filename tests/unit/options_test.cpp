@@ -105,6 +105,22 @@ TEST_CASE("bad input is rejected with the flag named") {
   check_rejected({"-q", "0"}, "--qps");
   check_rejected({"--mode", "latency"}, "latency");
   check_rejected({"-s", "4G"}, "at most 2G");
+  check_rejected({"--retest-duration", "1"}, "--retest-duration applies to --retest");
+  check_rejected({"--retest", "-n", "100", "--retest-duration", "1"}, "--retest-duration applies to --retest");
+  check_rejected({"--retest", "--retest-duration", "-1"}, "--retest-duration must be a positive");
+}
+
+TEST_CASE("a retest round lasts -D, at most 1 s, unless --retest-duration says") {
+  const auto out = parse({"--retest", "-D", "2"});
+  REQUIRE(out.opts.has_value());
+  CHECK(out.opts->round_seconds(false) == doctest::Approx(2.0));
+  CHECK(out.opts->round_seconds(true) == doctest::Approx(1.0));
+  const auto short_run = parse({"--retest", "-D", "0.5"});
+  REQUIRE(short_run.opts.has_value());
+  CHECK(short_run.opts->round_seconds(true) == doctest::Approx(0.5));  // never longer than the run's rounds
+  const auto asked = parse({"--retest", "-D", "2", "--retest-duration", "3"});
+  REQUIRE(asked.opts.has_value());
+  CHECK(asked.opts->round_seconds(true) == doctest::Approx(3.0));
 }
 
 TEST_CASE("sweeps: -a is 2 B to 8 MiB in powers of two; --sizes takes a list") {

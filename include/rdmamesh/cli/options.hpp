@@ -66,6 +66,7 @@ struct options {
   bool quiet = false;                  // no progress lines on stderr
   bool preflight = false;              // compare the NICs' settings, then stop before any traffic
   bool retest = false;                 // slow pairs of a mesh, shift or spread run go again alone, with control pairs
+  double retest_duration_s = 0;        // a retest round's measured seconds; 0: -D, at most 1 s
   double timeout_s = 30.0;             // silence after which a peer is named dead or hung
   double slow_pct = 90.0;              // below this % of its cohort's median (and the noise): slow
   double expect_bps = 0;               // --expect RATE: a floor per pair, bytes/s (0: none)
@@ -74,6 +75,12 @@ struct options {
   std::string topology;                // --topology FILE: Slurm's topology.conf (tree); in Slurm: scontrol's
 
   bool duration_mode() const { return iters == 0; }
+  // A round's measured seconds: -D, or a retest round's (a pair alone has its ports to itself,
+  // so a shorter round counts as many messages as a round of the run did)
+  double round_seconds(bool retest_round) const {
+    if (!retest_round) return duration_s;
+    return retest_duration_s > 0 ? retest_duration_s : (duration_s < 1.0 ? duration_s : 1.0);
+  }
   // Every pattern is shift, pairs, incast or spread: a round needs O(q) QPs per rank, not N-1 peers'.
   bool pairwise() const;
   // The most partners one rank has in any round of the job: what --connect round holds.

@@ -46,11 +46,12 @@ constexpr std::uint64_t retired_by(std::uint64_t wr_id, std::uint64_t completed)
 }
 
 // A round's deadlines from its start: in duration mode the measured interval follows the
-// warm-up and lasts -D seconds; iterations mode has neither (its messages end the round).
+// warm-up and lasts `duration_s` (-D, or a retest round's); iterations mode has neither (its
+// messages end the round).
 struct round_deadlines {
   clock::time_point measure_from, end_by;
 };
-round_deadlines deadlines_for(const options& o, clock::time_point start);
+round_deadlines deadlines_for(const options& o, double duration_s, clock::time_point start);
 
 class core {
  public:

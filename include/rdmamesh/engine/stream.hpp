@@ -26,6 +26,8 @@ class stream {
   void stall_next_window() { stall_ = true; }
   // --connect round, before begin_round: the QPs the endpoint connected for the round.
   void relink(std::span<const fabric::session_link> links);
+  // The measured seconds of the rounds that follow (duration mode): -D, or a retest round's.
+  void set_duration(double seconds) { duration_s_ = seconds; }
   void start();     // the round's clock: warm-up, then the measured interval
   void progress();  // one pass: post what the windows allow, poll both CQs
 
@@ -128,6 +130,7 @@ class stream {
   clock::time_point resume_at_{}, active_since_{};
   // --interval: marks read from the clock the hot loop already reads, [mark] and [mark][session]
   double interval_s_ = 0;
+  double duration_s_ = 0;
   bool stall_ = false;  // RDMAMESH_FAULT=stall, for the next window
   clock::time_point next_mark_{};
   std::vector<double> mark_at_;
