@@ -84,6 +84,7 @@ template <class Engine>
 rank_run measure_rounds(const context& c, Engine& eng, const plan::subset_schedule& sched, std::uint64_t size,
                         bool retest_round, bool& stopped) {
   rank_run acc = empty_run<Engine>(c, c.o.round_seconds(retest_round));
+  if constexpr (std::is_same_v<Engine, engine::stream>) eng.set_duration(c.o.round_seconds(retest_round));
   const engine::core& base = eng.base();
   auto on_stuck = [&](const std::optional<liveness::verdict>& v, const std::string& what) {
     c.give_up(stuck_line(c, v, base.suspects(), what), v, base.suspects());

@@ -48,9 +48,7 @@ bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size
     std::fflush(stderr);
   }
   const retest_of what{static_cast<std::int32_t>(index - 1), &plan, before ? &*before : nullptr};
-  eng.set_duration(c.o.round_seconds(true));
   const bool clean = run_one(c, eng, sched, size, 0, index, stopped, what);
-  eng.set_duration(c.o.round_seconds(false));
   ++index;
   return clean;
 }

@@ -73,17 +73,7 @@ sick() {
   # does not count it: a single run of this emulator names a healthy part as often as its
   # '# false alarms:' line says (±50 % noise, rank 1 at 31 %: CI, 2026-11-27); the verdict
   # counts node2 alone (check_verdict --node, below)
-  local others subject line
-  others=$(grep '^# slow: ' "$tmp/$name.txt" | grep -vE '^# slow: (node node2 \(|rank [23] \(node2,)')
-  if [ -n "$others" ]; then
-    echo "   $name: the run also named, beside node2: $others ($(grep -m1 '^# false alarms: ' "$tmp/$name.txt"))"
-    while read -r line; do
-      subject=${line#\# slow: }
-      subject=${subject%%: its *}
-      grep -qF "#   seen, not counted: $subject: " "$tmp/$name.txt" ||
-        fail "$name: $subject named beside node2, and the verdict does not list it as seen, not counted"
-    done <<<"$others"
-  fi
+  not_counted "$name" "$tmp/$name.txt" '^# slow: (node node2 \(|rank [23] \(node2,)'
   # the node, or for the mild tbf (one_rank=1) possibly one of its ranks: under stress-ng the
   # shaped port's half once went mostly to rank 3, and rank 2's sends alone read slow (62 %);
   # the verdict and the drain list still name node2, which the checks below hold

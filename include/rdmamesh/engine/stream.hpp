@@ -26,7 +26,8 @@ class stream {
   void stall_next_window() { stall_ = true; }
   // --connect round, before begin_round: the QPs the endpoint connected for the round.
   void relink(std::span<const fabric::session_link> links);
-  // The measured seconds of the rounds that follow (duration mode): -D, or a retest round's.
+  // The measured seconds of the rounds that follow (duration mode): -D, or a retest round's;
+  // each run sets its own.
   void set_duration(double seconds) { duration_s_ = seconds; }
   void start();     // the round's clock: warm-up, then the measured interval
   void progress();  // one pass: post what the windows allow, poll both CQs
