@@ -35,11 +35,13 @@ std::vector<std::string> connect_round(const context& c, const engine::core& bas
     failed.push_back(fmt::format("rank {}: making QPs for the round failed: {}", c.me, e.what()));
     mine.assign(partners.size() * c.o.qps, fabric::conn_info{});  // the partners see a bad record and say so
   }
-  const auto theirs = guarded(c, base, "exchanging a round's connections with its partners", [&] {
-    return c.w.exchange_with(std::span<const std::uint32_t>(partners), std::span<const fabric::conn_info>(mine),
-                             c.o.qps);
-  });
-  if (failed.empty()) failed = c.ep.connect_round(partners, theirs, c.injected);
+  auto swap =
+      c.w.iexchange_with(std::span<const std::uint32_t>(partners), std::span<const fabric::conn_info>(mine), c.o.qps);
+  // Heard while waiting: a partner that died is named by rank 0 (which judges silence here,
+  // as at a round's start) and every rank waiting on it learns who, instead of timing out
+  // with nobody to name.
+  wait_listening(c, base, "exchanging a round's connections with its partners", swap.done, c.me == 0);
+  if (failed.empty()) failed = c.ep.connect_round(partners, swap.received, c.injected);
   return failed;
 }
 

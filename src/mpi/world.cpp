@@ -36,24 +36,39 @@ environment::~environment() {
   if (!finalized) MPI_Finalize();
 }
 
+request::request(request&& o) noexcept : reqs_(std::move(o.reqs_)), receives_(o.receives_) {
+  o.reqs_.clear();
+  o.receives_ = 0;
+}
+
 request& request::operator=(request&& o) noexcept {
   if (this != &o) {
-    if (req_ != MPI_REQUEST_NULL) MPI_Request_free(&req_);
-    req_ = o.req_;
-    o.req_ = MPI_REQUEST_NULL;
+    drop();
+    reqs_ = std::move(o.reqs_);
+    receives_ = o.receives_;
+    o.reqs_.clear();
+    o.receives_ = 0;
   }
   return *this;
 }
 
 request::~request() {
-  // A collective cannot be cancelled; freeing lets MPI finish it in the background.
-  if (req_ != MPI_REQUEST_NULL) MPI_Request_free(&req_);
+  drop();
+}
+
+void request::drop() noexcept {
+  for (std::size_t i = 0; i < reqs_.size(); ++i) {
+    if (reqs_[i] == MPI_REQUEST_NULL) continue;
+    if (i < receives_) MPI_Cancel(&reqs_[i]);
+    MPI_Request_free(&reqs_[i]);
+  }
+  reqs_.clear();
 }
 
 bool request::test() {
-  if (req_ == MPI_REQUEST_NULL) return true;
+  if (reqs_.empty()) return true;
   int done = 0;
-  check(MPI_Test(&req_, &done, MPI_STATUS_IGNORE), "MPI_Test");
+  check(MPI_Testall(static_cast<int>(reqs_.size()), reqs_.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall");
   return done != 0;
 }
 
@@ -164,20 +179,27 @@ int world::bytes(std::size_t n) {
   return static_cast<int>(n);
 }
 
-void world::exchange_bytes(std::span<const std::uint32_t> partners, const std::byte* send, std::byte* recv,
-                           std::size_t per_partner) const {
+request world::iexchange_bytes(std::span<const std::uint32_t> partners, const std::byte* send, std::byte* recv,
+                               std::size_t per_partner) const {
   constexpr int tag = 0x524d;  // no other point-to-point traffic on this communicator
+  // receives first: a request dropped unfinished cancels those, and frees the sends
   std::vector<MPI_Request> reqs(2 * partners.size(), MPI_REQUEST_NULL);
-  for (std::size_t i = 0; i < partners.size(); ++i) {
-    check(MPI_Irecv(recv + i * per_partner, bytes(per_partner), MPI_BYTE, static_cast<int>(partners[i]), tag, comm_,
-                    &reqs[2 * i]),
-          fmt::format("MPI_Irecv(from={}, bytes={})", partners[i], per_partner).c_str());
-    check(MPI_Isend(send + i * per_partner, bytes(per_partner), MPI_BYTE, static_cast<int>(partners[i]), tag, comm_,
-                    &reqs[2 * i + 1]),
-          fmt::format("MPI_Isend(to={}, bytes={})", partners[i], per_partner).c_str());
+  try {
+    for (std::size_t i = 0; i < partners.size(); ++i) {
+      check(MPI_Irecv(recv + i * per_partner, bytes(per_partner), MPI_BYTE, static_cast<int>(partners[i]), tag, comm_,
+                      &reqs[i]),
+            fmt::format("MPI_Irecv(from={}, bytes={})", partners[i], per_partner).c_str());
+    }
+    for (std::size_t i = 0; i < partners.size(); ++i) {
+      check(MPI_Isend(send + i * per_partner, bytes(per_partner), MPI_BYTE, static_cast<int>(partners[i]), tag, comm_,
+                      &reqs[partners.size() + i]),
+            fmt::format("MPI_Isend(to={}, bytes={})", partners[i], per_partner).c_str());
+    }
+  } catch (...) {
+    request posted(std::move(reqs), partners.size());  // what was posted is cancelled and freed
+    throw;
   }
-  check(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE),
-        fmt::format("MPI_Waitall({} partner exchanges)", partners.size()).c_str());
+  return request(std::move(reqs), partners.size());
 }
 
 void world::check_alltoall_shape(std::size_t n, std::size_t per_rank) const {

@@ -35,12 +35,17 @@ class environment {
   environment& operator=(const environment&) = delete;
 };
 
-// A pending non-blocking collective; test() is cheap enough to call from a progress loop.
+// Pending non-blocking MPI requests, done when all are; test() is cheap enough to call from a
+// progress loop. A collective's request cannot be cancelled: dropped unfinished, it is freed
+// and MPI finishes it in the background. Point-to-point receives dropped unfinished are
+// cancelled first, so nothing lands in a buffer that is gone.
 class request {
  public:
   request() = default;
-  explicit request(MPI_Request r) : req_(r) {}
-  request(request&& o) noexcept : req_(o.req_) { o.req_ = MPI_REQUEST_NULL; }
+  explicit request(MPI_Request r) : reqs_{r} {}
+  // `reqs`: the receives first (`receives` of them), then the sends
+  request(std::vector<MPI_Request> reqs, std::size_t receives) : reqs_(std::move(reqs)), receives_(receives) {}
+  request(request&& o) noexcept;
   request& operator=(request&& o) noexcept;
   request(const request&) = delete;
   request& operator=(const request&) = delete;
@@ -48,7 +53,9 @@ class request {
   bool test();
 
  private:
-  MPI_Request req_ = MPI_REQUEST_NULL;
+  void drop() noexcept;
+  std::vector<MPI_Request> reqs_;
+  std::size_t receives_ = 0;
 };
 
 // Where a rank sits among the ranks of its node (MPI_Comm_split_type SHARED).
@@ -128,17 +135,23 @@ class world {
   }
 
   // Point-to-point with a few partners only (--connect round): `send[i * per_partner ...]` goes
-  // to partners[i] and what partners[i] sent lands in the same place of the result. Every
-  // partner must list this rank too; O(partners) records, never O(N).
+  // to partners[i] and what partners[i] sent lands in the same place of `received` once `done`
+  // tests true. Every partner must list this rank too; O(partners) records, never O(N). `send`
+  // must outlive the exchange.
   template <class T>
-  std::vector<T> exchange_with(std::span<const std::uint32_t> partners, std::span<const T> send,
-                               std::size_t per_partner) const {
+  struct exchange {
+    std::vector<T> received;
+    request done;  // declared last: dropped first, before the buffer it may still fill
+  };
+  template <class T>
+  exchange<T> iexchange_with(std::span<const std::uint32_t> partners, std::span<const T> send,
+                             std::size_t per_partner) const {
     static_assert(std::is_trivially_copyable_v<T>);
-    if (send.size() != partners.size() * per_partner) throw mpi_error("exchange_with: send has the wrong length");
-    std::vector<T> recv(send.size());
-    exchange_bytes(partners, reinterpret_cast<const std::byte*>(send.data()), reinterpret_cast<std::byte*>(recv.data()),
-                   per_partner * sizeof(T));
-    return recv;
+    if (send.size() != partners.size() * per_partner) throw mpi_error("iexchange_with: send has the wrong length");
+    exchange<T> x{std::vector<T>(send.size()), {}};
+    x.done = iexchange_bytes(partners, reinterpret_cast<const std::byte*>(send.data()),
+                             reinterpret_cast<std::byte*>(x.received.data()), per_partner * sizeof(T));
+    return x;
   }
 
   // Ends the whole job now; for use only after results are on disk.
@@ -146,8 +159,8 @@ class world {
 
  private:
   static int bytes(std::size_t n);
-  void exchange_bytes(std::span<const std::uint32_t> partners, const std::byte* send, std::byte* recv,
-                      std::size_t per_partner) const;
+  request iexchange_bytes(std::span<const std::uint32_t> partners, const std::byte* send, std::byte* recv,
+                          std::size_t per_partner) const;
   void check_alltoall_shape(std::size_t n, std::size_t per_rank) const;
 
   MPI_Comm comm_ = MPI_COMM_WORLD;
