@@ -2,7 +2,6 @@
 #include "rdmamesh/app/run_loop.hpp"
 
 #include <unistd.h>
-#include <map>
 
 #include <chrono>
 #include <csignal>
