@@ -81,6 +81,29 @@ TEST_CASE("ialltoall completes while the caller keeps polling") {
   for (std::size_t from = 0; from < got.size(); ++from) CHECK(got[from] == 100 * from + w.rank());
 }
 
+TEST_CASE("a partner exchange delivers each partner's records in the partner's place, while polled") {
+  // --connect round: each rank swaps with its two ring neighbours only, two records each
+  const mpi::world w;
+  const auto n = static_cast<std::uint32_t>(w.size());
+  const auto me = static_cast<std::uint32_t>(w.rank());
+  std::vector<std::uint32_t> partners = {(me + 1) % n, (me + n - 1) % n};
+  if (partners[0] == partners[1]) partners.pop_back();  // two ranks: one neighbour
+  std::vector<fabric::conn_info> mine;
+  for (std::uint32_t p : partners) {
+    mine.push_back(info_for(me, p));
+    mine.push_back(info_for(me, p + n));  // a second QP's record
+  }
+  auto x = w.iexchange_with(std::span<const std::uint32_t>(partners), std::span<const fabric::conn_info>(mine), 2);
+  while (!x.done.test()) {
+  }
+  REQUIRE(x.received.size() == mine.size());
+  for (std::size_t i = 0; i < partners.size(); ++i) {
+    CAPTURE(partners[i]);
+    CHECK(x.received[2 * i].qp_num == info_for(partners[i], me).qp_num);
+    CHECK(x.received[2 * i + 1].qp_num == info_for(partners[i], me + n).qp_num);
+  }
+}
+
 TEST_CASE("strings of different lengths gather in rank order") {
   const mpi::world w;
   const auto all =
