@@ -3,6 +3,7 @@
 
 #include <climits>
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -36,18 +37,13 @@ environment::~environment() {
   if (!finalized) MPI_Finalize();
 }
 
-request::request(request&& o) noexcept : reqs_(std::move(o.reqs_)), receives_(o.receives_) {
-  o.reqs_.clear();
-  o.receives_ = 0;
-}
+request::request(request&& o) noexcept : reqs_(std::exchange(o.reqs_, {})), receives_(std::exchange(o.receives_, 0)) {}
 
 request& request::operator=(request&& o) noexcept {
   if (this != &o) {
     drop();
-    reqs_ = std::move(o.reqs_);
-    receives_ = o.receives_;
-    o.reqs_.clear();
-    o.receives_ = 0;
+    reqs_ = std::exchange(o.reqs_, {});
+    receives_ = std::exchange(o.receives_, 0);
   }
   return *this;
 }

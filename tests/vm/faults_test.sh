@@ -62,8 +62,8 @@ grep -q "^#   link rank 1 (softroce-vm, rxe0) -> rank 3 (softroce-vm, rxe0): " "
   fail "slow-link: the verdict does not count the link the retest confirmed"
 later "slow-link: results file" "$check" "$tmp/slow-link.h5" outlier link 1 3
 # --retest: the pair goes again alone beside healthy control pairs, and stays slow. Any other
-# pair below --slow in the run goes too (under stress-ng rank 3's sends, sharing rank 1's CPU,
-# read 59 %), and must read fine alone: the verdict counts the link alone
+# pair below --slow in the run goes too (on a loaded machine, a rank sharing the paced rank's
+# CPU can read just under it), and must read fine alone: the verdict counts the link alone
 grep -qE "^# retest of run 0: rank 1 \(softroce-vm, rxe0\) -> rank 3 \(softroce-vm, rxe0\) alone at [0-9]+ % of [1-4] control pair\(s\) .*: still slow alone \(its link or NIC\)$" \
   "$tmp/slow-link.txt" || fail "slow-link: the retest does not say still slow alone"
 [ "$(grep '^# retest of run 0: ' "$tmp/slow-link.txt" | grep -c 'still slow alone')" = 1 ] ||

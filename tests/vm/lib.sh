@@ -53,8 +53,8 @@ mesh() {
   echo "   $name took $((SECONDS - start)) s"
   # a healthy VM reads healthy: the verdict counts nothing (exit 0), and under -D a part one run
   # named is listed by the verdict as seen, not counted. One run names a healthy part as often as
-  # its '# false alarms:' line says: 4 ranks on the VM's 2 vCPUs beside a loaded host read ±226 %
-  # noise and stated 9.5 % (a suspect pair is no cause)
+  # its '# false alarms:' line says, which on the VM's 2 shared vCPUs beside a loaded host is
+  # often (a suspect pair is no cause)
   case " $* " in
     *" -D "*)
       grep -q "^# below" "$tmp/$name.txt" && { fail "$name: a pair below --expect on a healthy VM"; return 1; }

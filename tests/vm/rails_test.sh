@@ -35,10 +35,8 @@ later "aligned: same-rail pairs only, the others NaN" "$here/check_rails.py" "$t
 
 # every shaped NIC below: tbf at a quarter of what the median rank sent in the clean mesh. That
 # mesh runs pinned and with --verify and moves more per rank than the unpinned shaped jobs, so
-# half of it barely binds a NIC there: it read inside the run's noise (node2 at half, ±15-22 %),
-# the retest's controls alone came close to it, and a rank beside the shaped one or another
-# node's NIC could then read as slow as it; with the machine busy it read healthy. A quarter is
-# a NIC at about half of a healthy one in the job itself.
+# half of it barely binds a NIC there and reads inside the run's noise (or not at all on a busy
+# machine). A quarter is a NIC at about half of a healthy one in the job itself.
 rate=$(awk -v g="$(median_egress_gbps "$tmp/mesh.txt")" 'BEGIN { printf "%d", g * 1e6 / 4 }')
 
 # shaped NAME DEVS -- CHECK_VERDICT_ARGS: every NIC of DEVS at $rate, with --retest as a health

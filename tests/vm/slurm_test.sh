@@ -105,8 +105,8 @@ recheck() {
   for _ in $(seq 1 120); do [ "$(sinfo -h -N -n node3 -o %T)" = idle ] && break; sleep 0.5; done
   # unpinned (srun --cpu-bind=none, rdmamesh --bind none), as vm.rails' and vm.verdict's
   # retesting jobs: pinned by local rank, a pair whose two ranks share one of the VM's 2 vCPUs
-  # is slow alone, and under stress-ng two of node2's read 37-41 % of the controls alone and
-  # drained it again (a real node gives each rank its own core)
+  # is slow alone, and a loaded machine makes that a healthy node's pairs still slow alone (a
+  # real node gives each rank its own core)
   RDMAMESH_RESULTS=$tmp/results RDMAMESH_RECHECK_WAIT=600 RDMAMESH_PER_NODE=2 RDMAMESH_SIZES=4K RDMAMESH_DURATION=2 \
     RDMAMESH_BIND=rdmamesh RDMAMESH_ARGS="-Q 1 --warmup 0.3 --bind none" jobs/rdmamesh-recheck >"$tmp/recheck.txt" 2>&1
   rc=$?

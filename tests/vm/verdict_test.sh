@@ -128,9 +128,9 @@ grep -qE "^#     why: (rate|link): " "$tmp/delay.txt" || fail "delay: the counte
 # quota (what a stray process or a neighbour's job takes), its port untouched. They post and
 # complete late, node2's port refuses writes for want of a posted receive, and the requesters'
 # resends count as retransmits there: node2 named, its category host from the CPU figures.
-# At 15 % node2's sends read 55-75 % of the median idle, at the run's noise bound, and under
-# stress-ng both launches read healthy; at 5 % they read 11-12 % against bounds of 31-32 %
-# (its ranks' setup, under the quota too, makes the launch about 30 s longer)
+# 5 %, not more: rxe does much of the ranks' work in kernel context the quota does not bind, so
+# a milder quota slows node2 only to about the run's noise bound, which a loaded machine widens
+# past it (its ranks' setup runs under the quota too: the launch takes about a minute)
 quota_cg=/run/rdmamesh-quota
 cg=/proc/1/root$quota_cg  # PID 1's mount namespace: every emulated node sees it
 if nsenter --mount=/proc/1/ns/mnt sh -c "mkdir -p $quota_cg && { grep -q ' $quota_cg ' /proc/mounts ||
