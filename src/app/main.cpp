@@ -6,12 +6,14 @@
 #include <fmt/format.h>
 
 #include "rdmamesh/app/run.hpp"
+#include "rdmamesh/fabric/topology.hpp"
 #include "rdmamesh/util/error.hpp"
 #include "rdmamesh/util/memory.hpp"
 #include "rdmamesh/util/stop.hpp"
 
 int main(int argc, char** argv) {
   rdmamesh::reuse_freed_memory();  // rank 0 judges the run
+  rdmamesh::fabric::skip_unused_hwloc_plugins();
   std::optional<rdmamesh::mpi::environment> env;
   try {
     env.emplace(argc, argv);

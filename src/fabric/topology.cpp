@@ -2,6 +2,7 @@
 #include "rdmamesh/fabric/topology.hpp"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -39,6 +40,10 @@ void check(int rc, const char* call) {
 }
 
 }  // namespace
+
+void skip_unused_hwloc_plugins() {
+  ::setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_gl,hwloc_opencl,hwloc_xml_libxml", 0);  // 0: the user's wins
+}
 
 topology::topology() {
   hwloc_topology_t t = nullptr;

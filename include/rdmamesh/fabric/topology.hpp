@@ -12,6 +12,12 @@
 
 namespace rdmamesh::fabric {
 
+// Keeps hwloc from loading its display and OpenCL plugins (and the graphics and ICU libraries
+// they pull in) in this process, unless the user chose plugins: placement needs cores, NUMA
+// nodes and PCI devices only, and those plugins cost a rank's start more than its whole
+// topology. Call before MPI_Init, which loads hwloc too.
+void skip_unused_hwloc_plugins();
+
 struct core_desc {
   int core = 0;          // logical index
   std::vector<int> pus;  // OS indexes of its hardware threads
