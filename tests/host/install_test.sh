@@ -16,6 +16,15 @@ for f in bin/rdmamesh bin/rdmamesh-sim bin/rdmamesh-node-check bin/rdmamesh-rech
   share/rdmamesh/analysis/exporter share/rdmamesh/tools/export-runs; do
   [ -e "$prefix/$f" ] || fail "$f not installed"
 done
+# every library path a binary carries is absolute, built or installed: an empty or relative
+# entry makes the loader search the directory a rank starts in (CMake's build tree once had one)
+for f in "$build/rdmamesh" "$build/rdmamesh-sim" "$prefix/bin/rdmamesh" "$prefix/bin/rdmamesh-sim"; do
+  path=$(readelf -d "$f" | sed -n 's/.*(R[UN]*PATH).*\[\(.*\)\]$/\1/p')
+  bad=0
+  [[ -n $path && ($path == :* || $path == *: || $path == *::*) ]] && bad=1
+  for entry in ${path//:/ }; do [[ $entry == /* ]] || bad=1; done
+  [ "$bad" = 0 ] || fail "${f#"$prefix"/}: a library path that is not absolute: '$path'"
+done
 # (grep reads the whole output: under pipefail, grep -q quitting early can end the writer with
 # SIGPIPE and fail the pipeline, as an ASan build's --help did in CI)
 grep -q -- "--pattern" <<<"$("$prefix/bin/rdmamesh" --help)" || fail "the installed rdmamesh --help"

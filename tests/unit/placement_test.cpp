@@ -3,8 +3,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <set>
+#include <string>
 
 #include "rdmamesh/fabric/placement.hpp"
 #include "rdmamesh/fabric/rank_info.hpp"
@@ -42,6 +44,26 @@ topo_desc machine(std::vector<std::pair<std::string, int>> nics) {
 }
 
 }  // namespace
+
+TEST_CASE("hwloc's display and OpenCL plugins are left unloaded, unless the user chose hwloc's plugins") {
+  const char* before = std::getenv("HWLOC_PLUGINS_BLACKLIST");
+  const std::string kept = before != nullptr ? before : "";
+  ::unsetenv("HWLOC_PLUGINS_BLACKLIST");
+  rdmamesh::fabric::skip_unused_hwloc_plugins();
+  const char* set = std::getenv("HWLOC_PLUGINS_BLACKLIST");
+  REQUIRE(set != nullptr);
+  const std::string skipped = set;
+  CHECK(skipped.find("hwloc_gl") != std::string::npos);
+  CHECK(skipped.find("hwloc_opencl") != std::string::npos);
+  CHECK(skipped.find("hwloc_pci") == std::string::npos);  // the NICs' locality comes from it
+  ::setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_pci", 1);    // the user's choice wins
+  rdmamesh::fabric::skip_unused_hwloc_plugins();
+  CHECK(std::string(std::getenv("HWLOC_PLUGINS_BLACKLIST")) == "hwloc_pci");
+  if (before != nullptr)
+    ::setenv("HWLOC_PLUGINS_BLACKLIST", kept.c_str(), 1);
+  else
+    ::unsetenv("HWLOC_PLUGINS_BLACKLIST");
+}
 
 TEST_CASE("the synthetic machine is described as 32 cores of 2 PUs over 4 NUMA nodes and 2 packages") {
   const topo_desc t = machine({});
