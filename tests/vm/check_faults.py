@@ -88,13 +88,15 @@ def main():
                       f"run {run.name}: interrupted is {run.attrs['interrupted']}")
                 if last and what == "cancelled":
                     continue  # the signal may land in the warm-up: the cut run need not have measured
+                sent = run["tx_total"][:][off_diagonal(n)] > 0
                 if last:
-                    # the run the signal cut measured something; on a starved machine a pair may
-                    # not have completed its first moderation group of sends before the signal
-                    check(np.any(run["tx_total"][:][off_diagonal(n)] > 0), f"run {run.name}: no pair sent")
-                    continue
-                # as for "incomplete": every pair sent over its round, the interval measured something
-                check(np.all(run["tx_total"][:][off_diagonal(n)] > 0), f"run {run.name}: a pair sent nothing")
+                    # the run the signal cut: some pair sent; on a starved machine a pair may not
+                    # have completed its first moderation group of sends before the signal
+                    check(np.any(sent), f"run {run.name}: no pair sent")
+                else:
+                    # as for "incomplete": every pair sent over its round
+                    check(np.all(sent), f"run {run.name}: a pair sent nothing")
+                # and the interval measured something
                 check(np.nansum(run["tx_bw"][:][off_diagonal(n)]) > 0, f"run {run.name}: the interval measured nothing")
         elif what == "long":
             iters, timeout = int(args[0]), float(args[1])

@@ -138,12 +138,13 @@ if nsenter --mount=/proc/1/ns/mnt sh -c "mkdir -p $quota_cg && { grep -q ' $quot
     mount -t cgroup2 none $quota_cg; }" && echo +cpu >"$cg/cgroup.subtree_control" && mkdir -p "$cg/node2" &&
   echo "5000 100000" >"$cg/node2/cpu.max"; then
   # on node2, a helper moves the rank ($$, which exec keeps) into the group when the console
-  # shows the setup line, and gives up if the rank ends first
+  # shows the setup line, gives up if the rank ends first, and stops the rank (the job then
+  # fails on its exit code) if the group refuses it
   cat >"$hostdir/on-quota" <<EOF
 #!/bin/sh
 if [ "\$(hostname)" = node2 ]; then
   ( while kill -0 \$\$ 2>/dev/null && ! grep -q '^# setup \[s\]' "$tmp/quota.txt" 2>/dev/null; do sleep 0.2; done
-    kill -0 \$\$ 2>/dev/null && echo \$\$ >"$cg/node2/cgroup.procs" ) </dev/null >/dev/null 2>&1 &
+    kill -0 \$\$ 2>/dev/null && { echo \$\$ >"$cg/node2/cgroup.procs" || kill -TERM \$\$; } ) </dev/null >/dev/null 2>&1 &
 fi
 exec "$bin" "\$@"
 EOF
