@@ -2,7 +2,8 @@
 before? For every run both files hold (same mode, pattern, op, size, QPs, direction), each
 pair's bandwidth after ÷ before, as a heatmap; what got slower or faster by more than the
 threshold, named as the smallest cause (node, rank, link) by the rule rdmamesh applies to a run;
-first, the causes rank 0 named in the after file's runs and not in the before file's.
+first, the causes rank 0 named in the after file's runs and not in the before file's (what a file's
+--retest showed fine alone counts as not named).
 Ranks are matched by (host, rank on the host) when both files have the same hosts, else by
 rank number. Writes compare.md, compare.html and the PNGs into DIR."""
 import argparse
@@ -102,12 +103,38 @@ def describe(res, key, seen, total):
     return f"{who}: {runs}: {' and '.join(sides)} {REL}"
 
 
+def members(res, c):
+    """A cause's ranks, as the verdict lists them: a node's or a NIC's ranks, and its own ends."""
+    m = set(np.flatnonzero(res.nodes == c.node).tolist()) if c.kind == "node" else set()
+    if c.kind == "nic":
+        m |= set(res.nic_ranks(c.node, c.peer).tolist())
+    if c.rank >= 0:
+        m.add(c.rank)
+    if c.kind not in ("uplink", "nic") and c.peer >= 0:  # an uplink's peer is a switch, a NIC's its rail
+        m.add(c.peer)
+    return frozenset(m)
+
+
+def cleared_by_retest(res):
+    """{(kind, ranks, run index)} of what the file's --retest showed fine alone: the verdict did
+    not name it, so neither does compare (a clean run's noise pick is no cause to be 'no longer'
+    or 'not newly' named)."""
+    out = set()
+    for c in (res.verdict or {}).get("causes", []):
+        if c.get("cleared"):
+            out |= {(c["kind"], frozenset(int(r) for r in c.get("ranks", [])), int(i)) for i in c.get("runs", [])}
+    return out
+
+
 def named_in(res, run, to_after):
-    """The causes rank 0 named in `run` (its /outliers, the console's rule), keyed in after's rank
-    numbering: {(kind, node name, rank, peer): its figure}."""
+    """The causes rank 0 named in `run` (its /outliers, the console's rule) and the file's retest
+    did not clear, keyed in after's rank numbering: {(kind, node name, rank, peer): its figure}."""
     out = {}
+    cleared = cleared_by_retest(res)
     for c in run.causes:
         if c.kind not in ("node", "rank", "link", "uplink", "nic"):
+            continue
+        if (c.kind, members(res, c), run.index) in cleared:
             continue
         rank = int(to_after[c.rank]) if c.rank >= 0 else -1
         peer = int(to_after[c.peer]) if c.peer >= 0 and c.kind not in ("uplink", "nic") else c.peer
