@@ -17,11 +17,13 @@ double progress::planned_s(std::uint32_t rounds) const {
   return static_cast<double>(rounds) * (o_.warmup_s + o_.duration_s);
 }
 
-std::string progress::start(std::uint32_t index, pattern_kind p, std::uint64_t size, std::uint32_t rounds,
-                            clock::time_point now) {
+std::string progress::start(pattern_kind p, std::uint64_t size, std::uint32_t rounds, clock::time_point now) {
   if (!enabled_) return {};
+  // the plan's runs, counted here: the results file's run index also counts the retests
+  // between them, which the plan does not know of
+  const std::uint32_t index = std::min(started_++, total_ - 1);
   if (index == 0) began_ = now;
-  const double elapsed = std::chrono::duration<double>(now - began_).count();
+  const double elapsed = std::chrono::duration<double>(now - began_ - aside_).count();
   std::string line = fmt::format("[{}/{}] {} {}, {} round{}", index + 1, total_, to_string(p), format_size(size),
                                  rounds, rounds == 1 ? "" : "s");
   if (o_.duration_mode()) {

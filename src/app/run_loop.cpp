@@ -74,7 +74,7 @@ bool run_patterns(const context& c, const setup& s, Engine& eng, bool& stopped) 
         const plan::subset_schedule sched =
             schedule_of(c, s, pattern, k ? plan::active_ranks(s.local_of, k) : everyone);
         inject_into_run(s, eng, c.me, index);
-        if (const auto line = shown.start(index, pattern, size, sched.rounds()); !line.empty()) {
+        if (const auto line = shown.start(pattern, size, sched.rounds()); !line.empty()) {
           std::fputs(line.c_str(), stderr);
           std::fflush(stderr);
         }
@@ -83,7 +83,9 @@ bool run_patterns(const context& c, const setup& s, Engine& eng, bool& stopped) 
         if constexpr (std::is_same_v<Engine, engine::stream>) {
           if (c.o.retest && !stopped && k == 0 &&
               (pattern == pattern_kind::mesh || pattern == pattern_kind::shift || pattern == pattern_kind::spread)) {
+            const auto t0 = progress::clock::now();
             clean = retest_slow_pairs(c, eng, size, index, stopped) && clean;
+            shown.aside(progress::clock::now() - t0);
           }
         }
       }

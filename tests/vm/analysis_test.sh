@@ -21,6 +21,9 @@ rc=$?
 grep -vE '^# rank ' "$tmp/slow.txt" | sed 's/^/    /'  # the log shows what each run named
 # degraded (5): every run finished, rank 2 is named
 [ "$rc" = 5 ] || fail "slow: rdmamesh exited $rc, expected 5 (degraded)"
+# the progress counts the plan's four runs, not the retests written between them
+progress=$(grep -oE '^\[[0-9]+/[0-9]+\]' "$tmp/slow.txt" | tr '\n' ' ')
+[ "$progress" = "[1/4] [2/4] [3/4] [4/4] " ] || fail "slow: progress lines '$progress', expected [1/4] to [4/4]"
 mesh lat 3 "--op write_imm --mode lat --patterns pairs --sizes 8,4096" -- --mode lat --sizes 8,4K -n 200
 mesh flat 2 "--op write --patterns pairs --sizes 4096" -- --op write --pattern pairs -s 4K -D 1 --warmup 0.2 --interval 0
 mesh fine 3 "--op send --patterns mesh --sizes 65536" -- --op send -s 64K -D 1.1 --warmup 0.2 --interval 0.25
