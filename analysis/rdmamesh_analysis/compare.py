@@ -126,11 +126,11 @@ def cleared_by_retest(res):
     return out
 
 
-def named_in(res, run, to_after):
+def named_in(res, run, to_after, cleared):
     """The causes rank 0 named in `run` (its /outliers, the console's rule) and the file's retest
-    did not clear, keyed in after's rank numbering: {(kind, node name, rank, peer): its figure}."""
+    did not clear (`cleared`, cleared_by_retest's), keyed in after's rank numbering:
+    {(kind, node name, rank, peer): its figure}."""
     out = {}
-    cleared = cleared_by_retest(res)
     for c in run.causes:
         if c.kind not in ("node", "rank", "link", "uplink", "nic"):
             continue
@@ -153,10 +153,12 @@ def new_causes(before, after, pairs, perm):
     inv = np.empty_like(perm)
     inv[perm] = np.arange(len(perm))
     found, gone = {}, {}
+    cleared_after, cleared_before = cleared_by_retest(after), cleared_by_retest(before)
     for b_run, a_run in pairs:
         if a_run.mode != "bw":
             continue
-        now, then = named_in(after, a_run, np.arange(after.n)), named_in(before, b_run, inv)
+        now = named_in(after, a_run, np.arange(after.n), cleared_after)
+        then = named_in(before, b_run, inv, cleared_before)
         for key, fig in now.items():
             if key not in then:
                 found.setdefault(key, []).append((a_run.label, fig))
