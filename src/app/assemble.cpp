@@ -81,6 +81,7 @@ void gather_bandwidth(const context& c, const engine::core& base, rank_run& acc,
         stats::pair_host_figures(r.bw->round, host_rounds, static_cast<std::uint32_t>(acc.host_rounds.size()));
     r.retest = stats::judge_retest(*retest.plan, *retest.before, r.bw->tx_bw, c.o.slow_pct, c.classes, &alone_host);
     r.retest_controls = retest.plan->controls.size();
+    r.retest_controls_pct = stats::control_pcts(*retest.plan, r.bw->tx_bw, c.classes);
   } else {
     const stats::finder_settings judge{.slow_pct = c.o.slow_pct,
                                        .expect_bps = c.expect_floor_bps,

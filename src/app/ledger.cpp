@@ -123,8 +123,10 @@ stats::job_verdict ledger::judge() const {
   for (const auto& t : records_) {  // a retest's pairs alone: evidence about its run
     if (t.retest_of < 0) continue;
     for (auto& run : runs) {
-      if (static_cast<std::int32_t>(run.index) == t.retest_of)
+      if (static_cast<std::int32_t>(run.index) == t.retest_of) {
         run.alone.insert(run.alone.end(), t.retest.begin(), t.retest.end());
+        run.controls_pct.insert(run.controls_pct.end(), t.retest_controls_pct.begin(), t.retest_controls_pct.end());
+      }
     }
   }
   stats::job_verdict v = stats::fold(runs, node_of_, uplinks_, nics_);

@@ -450,6 +450,9 @@ void results_file::write_retest(hid_t run_group, const options& o, const run_rec
   h5::write(g.get(), "controls_cpu_share", dims, std::span<const double>(controls_cpu));
   h5::write(g.get(), "idle_share", dims, std::span<const double>(idle));
   h5::write(g.get(), "starved", dims, std::span<const std::uint8_t>(starved));
+  // what the verdict ranks a side's pairs alone against (control_pcts)
+  const hsize_t control_dims[1] = {run.retest_controls_pct.size()};
+  h5::write(g.get(), "controls_pct", control_dims, std::span<const double>(run.retest_controls_pct));
   annotate_group(g.get(), group_kind::retest);
 }
 

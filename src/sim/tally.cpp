@@ -60,7 +60,9 @@ judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std
       stats::pair_list all = plan.slow;
       all.insert(all.end(), plan.controls.begin(), plan.controls.end());
       j.alone = all.size();
-      run.alone = stats::judge_retest(plan, m.tx_bw, retest->alone(all), slow_pct, classes);
+      const auto alone = retest->alone(all);
+      run.alone = stats::judge_retest(plan, m.tx_bw, alone, slow_pct, classes);
+      run.controls_pct = stats::control_pcts(plan, alone, classes);
     }
   }
   j.verdict = stats::fold(std::span(&run, 1), node_of, uplinks, nics);

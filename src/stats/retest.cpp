@@ -87,10 +87,10 @@ pair_set sample_named(std::span<const pair_list> named, const Measured& was_meas
   return sampled;
 }
 
-// Up to `controls` pairs of `fine` for each class a slow pair is in, where that class has
-// healthy pairs (a pair within a node or between rails runs at its own rate, so it is compared
-// with its own kind); of all `fine` where none does. From each pool: nearest its median, away
-// from the ranks the slow pairs share most (a slow NIC would make a control slow too).
+// Up to `controls` pairs of `fine` for each class a slow pair is in, more where the slow pairs
+// span fewer than two classes (min_controls in all), where that class has healthy pairs (a pair within a node or
+// between rails runs at its own rate, so it is compared with its own kind); of all `fine` where none does. From each
+// pool: nearest its median, away from the ranks the slow pairs share most (a slow NIC would make a control slow too).
 void pick_controls(const std::vector<entry>& slow, const std::vector<entry>& fine, std::uint32_t n,
                    std::size_t controls, retest_plan& plan) {
   std::vector<std::uint32_t> involved(n, 0);  // slow pairs each rank is in
@@ -100,24 +100,33 @@ void pick_controls(const std::vector<entry>& slow, const std::vector<entry>& fin
     ++involved[e.b];
     slow_classes.insert(e.cls);
   }
-  const auto pick = [&](std::vector<entry> pool) {
+  const auto pick = [&](std::vector<entry> pool, std::size_t take) {
     std::vector<double> v;
     for (const auto& e : pool) v.push_back(e.v);
     const double centre = median_of(v);
     std::stable_sort(pool.begin(), pool.end(),
                      [&](const entry& x, const entry& y) { return std::abs(x.v - centre) < std::abs(y.v - centre); });
-    std::stable_sort(pool.begin(), pool.end(), [&](const entry& x, const entry& y) {
-      return involved[x.a] + involved[x.b] < involved[y.a] + involved[y.b];
-    });
-    for (std::size_t i = 0; i < pool.size() && i < controls; ++i) plan.controls.emplace_back(pool[i].a, pool[i].b);
+    const auto involvement = [&](const entry& e) { return involved[e.a] + involved[e.b]; };
+    std::stable_sort(pool.begin(), pool.end(),
+                     [&](const entry& x, const entry& y) { return involvement(x) < involvement(y); });
+    // past `controls`, only pairs as clear of the slow pairs' ranks as the clearest: more
+    // controls that share a slow NIC would pull the reference down with it
+    for (std::size_t i = 0; i < pool.size() && i < take; ++i) {
+      if (i >= controls && involvement(pool[i]) > involvement(pool[0])) break;
+      plan.controls.emplace_back(pool[i].a, pool[i].b);
+    }
   };
+  // the verdict ranks a side's pairs alone among all the controls alone (lower_rank_p): with
+  // fewer than eight, four pairs below them all are no evidence at the job's level
+  constexpr std::size_t min_controls = 8;
+  const std::size_t each = std::max(controls, (min_controls + slow_classes.size() - 1) / slow_classes.size());
   for (int k : slow_classes) {
     std::vector<entry> same;
     for (const auto& e : fine)
       if (e.cls == k) same.push_back(e);
-    pick(std::move(same));
+    pick(std::move(same), each);
   }
-  if (plan.controls.empty()) pick(fine);
+  if (plan.controls.empty()) pick(fine, std::max(controls, min_controls));
 }
 
 }  // namespace
@@ -292,6 +301,28 @@ std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<d
       v.starved = true;
     }
     out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<double> control_pcts(const retest_plan& plan, const square<double>& alone, const pair_classes& class_of) {
+  struct control {
+    double bw;
+    int cls;
+  };
+  std::vector<control> measured;
+  for (const auto& [a, b] : plan.controls)
+    if (std::isfinite(alone.at(a, b)) && alone.at(a, b) > 0) measured.push_back({alone.at(a, b), class_of(a, b)});
+  std::vector<double> out;
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    std::vector<double> same, all;
+    for (std::size_t j = 0; j < measured.size(); ++j) {
+      if (j == i) continue;
+      all.push_back(measured[j].bw);
+      if (measured[j].cls == measured[i].cls) same.push_back(measured[j].bw);
+    }
+    const double reference = median_of(same.size() >= 2 ? same : all);
+    if (reference > 0) out.push_back(100 * measured[i].bw / reference);
   }
   return out;
 }

@@ -81,7 +81,8 @@ TEST_CASE("plan: a slow rank's sends go again, slowest first, with controls clea
   REQUIRE(p.slow.size() == 3);
   CHECK(p.slow[0] == std::pair<std::uint32_t, std::uint32_t>{2, 1});
   for (const auto& [a, b] : p.slow) CHECK(a == 2);
-  REQUIRE(p.controls.size() == 2);
+  // two asked for, and the rest of the pairs as clear of rank 2, toward eight: the five left
+  REQUIRE(p.controls.size() == 5);
   for (const auto& [a, b] : p.controls) {
     CHECK(a != 2);
     CHECK(b != 2);
@@ -103,8 +104,13 @@ TEST_CASE("plan: controls of the slow pairs' class, not loopback pairs beside cr
   for (std::uint32_t b : {0u, 1u, 4u, 5u}) bw.at(2, b) = bw.at(3, b) = 20;  // node 1's sends
   const auto p = stats::plan_retest(bw, flags, round, stats::pair_classes(6, node_of), 90, 12, 4);
   REQUIRE(p.slow.size() == 8);
-  REQUIRE(p.controls.size() == 4);
-  for (const auto& [a, b] : p.controls) CHECK(node_of[a] != node_of[b]);
+  // one class slow: eight controls of it, the pairs across nodes that neither node 1's rank sends
+  REQUIRE(p.controls.size() == 8);
+  for (const auto& [a, b] : p.controls) {
+    CHECK(node_of[a] != node_of[b]);
+    CHECK(node_of[a] != 1);
+    CHECK(node_of[b] != 1);
+  }
 }
 
 TEST_CASE("plan and verdict: a pair between rails is judged against controls between rails") {
@@ -513,4 +519,33 @@ TEST_CASE("verdict: a pair slow alone because its own host held it back is undec
   SUBCASE("without host figures the reading is the rates' alone") {
     CHECK(stats::judge_retest(p, before, alone, 90, one_class)[0].still_slow);
   }
+}
+
+TEST_CASE("each control alone reads as % of the other controls of its class, as a pair under test does") {
+  // 2 nodes x 2 ranks: controls across nodes at 100, 110, 40 and 90; within a node 200 and 180
+  const std::vector<std::int32_t> node_of{0, 0, 1, 1};
+  const stats::pair_classes class_of(4, node_of);
+  stats::retest_plan plan;
+  plan.controls = {{0, 2}, {1, 3}, {2, 0}, {3, 1}, {0, 1}, {2, 3}};
+  stats::square<double> alone(4, NAN);
+  alone.at(0, 2) = 100;
+  alone.at(1, 3) = 110;
+  alone.at(2, 0) = 40;
+  alone.at(3, 1) = 90;
+  alone.at(0, 1) = 200;
+  alone.at(2, 3) = 180;
+  const auto pct = stats::control_pcts(plan, alone, class_of);
+  REQUIRE(pct.size() == 6);
+  // left out of its own reference: the slow one reads 40 % of the others' median, not of a
+  // median it pulls down
+  CHECK(pct[0] == doctest::Approx(100.0 / 0.9));  // 100 / median(110, 40, 90)
+  CHECK(pct[1] == doctest::Approx(110.0 / 0.9));  // 110 / median(100, 40, 90)
+  CHECK(pct[2] == doctest::Approx(40));           // 40 / median(100, 110, 90)
+  CHECK(pct[3] == doctest::Approx(90));           // 90 / median(100, 110, 40)
+  // a class with one other control borrows all the others: 200 / median(100, 110, 40, 90, 180)
+  CHECK(pct[4] == doctest::Approx(200));
+  CHECK(pct[5] == doctest::Approx(180));
+  // a control that measured nothing alone is no reading
+  alone.at(3, 1) = NAN;
+  CHECK(stats::control_pcts(plan, alone, class_of).size() == 5);
 }

@@ -146,6 +146,10 @@ def main():
                     else:
                         check(len(slow) == len(got), f"not still slow alone: {got}")
                     check(int(g.attrs["controls"]) >= 1 and np.all(g["class_controls"][:] >= 1), "no control pairs")
+                    # each control alone against the others of its class: what a side is ranked against
+                    cp = g["controls_pct"][:]
+                    check(1 <= len(cp) <= int(g.attrs["controls"]) and np.all(np.isfinite(cp)) and np.all(cp > 0),
+                          f"controls_pct {cp} for {int(g.attrs['controls'])} control pairs")
                     pct, bound = g["pct"][:], g["bound_pct"][:]
                     still = g["still_slow"][:].astype(bool)
                     check(np.all(pct[still] < bound[still]) and np.all(pct[~still] >= bound[~still]),

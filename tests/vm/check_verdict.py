@@ -197,10 +197,17 @@ def uplink(path, doc_path, name):
 def nic(path, doc_path, node, device):
     doc = json.load(open(doc_path))
     counted = [c for c in doc["causes"] if c["counted"]]
-    # a pair rxe failed at the shaped NIC's port is the NIC's: the job failed, and still names it
+    # a pair rxe failed at the shaped NIC's port is the NIC's: the job failed, and still names it.
+    # Through it go its own pairs and those of the node's other NICs with the shaped NIC's rail on
+    # other nodes (the node's route to that rail's subnet is its port on it)
+    with h5py.File(path, "r") as f:
+        rail_of = {text(d): int(r) for d, r in zip(f["ranks/device"][()], f["ranks/rail"][()])}
     failed = [c for c in counted if c["kind"] == "failed"]
     for c in failed:
-        check(device in c["devices"] and node in c["nodes"], f"a pair failed away from {device}: {c['text']}")
+        through = device in c["devices"] or (
+            node in c["nodes"] and len(c["nodes"]) == 2
+            and any(d != device and rail_of.get(d) == rail_of.get(device) for d in c["devices"]))
+        check(through, f"a pair failed away from {device}: {c['text']}")
     counted = [c for c in counted if c not in failed]
     check(doc["status"] == ("failed" if failed else "degraded"), f"status {doc['status']}")
     check(len(counted) == 1 and counted[0]["kind"] == "nic" and counted[0]["nodes"] == [node]

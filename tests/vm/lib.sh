@@ -155,15 +155,20 @@ median_egress_gbps() {
           print (n % 2) ? row[(n - 1) / 2] : (row[n / 2 - 1] + row[n / 2]) / 2 }' "$1"
 }
 
-# failed_at CONSOLE RANK...: every pair the console lists as failed has an end on one of those
-# ranks (false when none failed). rxe under TCG can fail a QP at a port shaped by tc (a
-# responder's "remote invalid request" after the queue held the pair's packets, no drop counted:
-# 2 of ~10 CI runs on 2026-11-25); the job then exits 1, its verdict still names that node.
+# failed_at CONSOLE RANK|A->B...: every pair the console lists as failed has an end on one of
+# those ranks or is one of those pairs (false when none failed). rxe under TCG can fail a QP at a
+# port shaped by tc (a responder's "remote invalid request" after the queue held the pair's
+# packets, no drop counted: 2 of ~10 CI runs on 2026-11-25); the job then exits 1, its verdict
+# still names that node.
 failed_at() {
-  local console=$1 failed
+  local console=$1 failed a ranks=() pairs=()
   shift
+  for a in "$@"; do
+    case $a in *'->'*) pairs+=("$a") ;; *) ranks+=("$a") ;; esac
+  done
   failed=$(sed -n 's/^# failed pairs: //p' "$console")
-  [ -n "$failed" ] && ! tr ' ' '\n' <<<"$failed" | grep -vE "(^|>)($(tr ' ' '|' <<<"$*"))(-|$)" >/dev/null
+  [ -n "$failed" ] && ! tr ' ' '\n' <<<"$failed" | grep -vE "(^|>)($(IFS='|' && echo "${ranks[*]:-none}"))(-|$)" |
+    grep -vxF -f <(printf '%s\n' "${pairs[@]}") >/dev/null
 }
 
 # rank_pid R: the process id of MPI rank R of the running job

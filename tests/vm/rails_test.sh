@@ -44,10 +44,10 @@ rate=$(awk -v g="$(median_egress_gbps "$tmp/mesh.txt")" 'BEGIN { printf "%d", g 
 # read slow in the run: 57 % in a CI run; alone it is fine and the verdict clears it, and only
 # the verdict is held to name the shaped NIC alone); up to two launches while it reads healthy,
 # or while a QP fails at the shaped port (rxe under TCG can fail one there: see failed_at;
-# accepted on the last launch, where every failed pair must have an end on a shaped NIC's rank
-# and the verdict still names it). Sets $failed when the kept launch had failed pairs.
+# accepted on the last launch, where every failed pair must cross a shaped port and the verdict
+# still names it). Sets $failed when the kept launch had failed pairs.
 shaped() {
-  local name=$1 devs=$2 d rank left=2 ranks=""
+  local name=$1 devs=$2 d rank left=2 ranks="" q p
   shift 3
   for d in $devs; do
     rank=$((2 + ${d: -1}))  # node2's rail-r NIC drives rank 2 + r
@@ -55,6 +55,15 @@ shaped() {
     echo "== $name: $d carries rank $rank's sends; tbf at $rate kbit/s"
     [ "$rate" -gt 0 ] || { fail "$name: no egress measured in the clean mesh"; return; }
     root_tc qdisc add dev "$d" root tbf rate "${rate}kbit" burst 256kb latency 400ms || fail "$name: tc on $d"
+  done
+  # the pairs that cross a shaped port: every pair of its rank, and node2's other NIC's pairs
+  # with rail r of the other nodes (ranks r and 4 + r): node2's route to rail r's subnet is its
+  # own rail-r port, so those packets (or their acknowledgements) leave through the shaped one
+  for d in $devs; do
+    for q in 2 3; do
+      case " $ranks " in *" $q "*) continue ;; esac
+      for p in "${d: -1}" $((4 + ${d: -1})); do ranks+=" $q->$p $p->$q"; done
+    done
   done
   while :; do
     left=$((left - 1))

@@ -51,6 +51,7 @@ struct run_record {
   std::int32_t retest_of = -1;
   std::vector<stats::retest_verdict> retest;
   std::size_t retest_controls = 0;
+  std::vector<double> retest_controls_pct;  // each control alone: control_pcts
 
   // mesh run, when a pairwise pattern (pairs or shift) ran at the same size: mesh / pairwise
   std::optional<stats::square<double>> contention;

@@ -32,8 +32,9 @@ struct retest_plan {
 // against their cohorts, not the run's median: the retest then confirms or clears each), then
 // the pairs below `slow_pct` % of their class's median pair, slowest first, to at most `max_slow` in all
 // (the named sides' pairs whatever the cap); and for each class (`class_of`) of those, up to
-// `controls` healthy pairs of that class, on no named side, nearest its median, that share no
-// rank with a slow pair where possible (any class's where none of theirs is healthy). Empty
+// `controls` healthy pairs of that class (more where the slow pairs span one class: eight in all), on
+// no named side, nearest its median, that share no rank with a slow pair where possible (any
+// class's where none of theirs is healthy). Empty
 // `slow` when nothing is slow. With `fresh` > 0 (a run where each rank met a few partners:
 // --pattern spread), each named side also goes to up to `fresh` partners it did not meet in the
 // run, on other nodes and on no named side, after the slowest (`slow` then holds pairs the run
@@ -45,7 +46,7 @@ retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& fl
 
 // The retest a job runs after a run (rdmamesh --retest, and the simulator's): every side the
 // finder named in `found`, then the pairs below --slow % of their class's median, 2 x N slow
-// pairs at most (a slow rank's row and column), 4 controls per class of them, and after a run
+// pairs at most (a slow rank's row and column), 4 controls per class of them (8 at least), and after a run
 // where each rank met a few partners by chance (`met_few`: --pattern spread) 4 fresh partners
 // per named side, so that a part slow only toward a bad partner is cleared, not drained.
 retest_plan plan_job_retest(const square<double>& bw, const square<std::uint8_t>& flags,
@@ -116,6 +117,12 @@ pair_host pair_host_figures(const square<std::int32_t>& round, std::span<const e
 std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<double>& before,
                                          const square<double>& alone, double slow_pct, const pair_classes& class_of,
                                          const pair_host* host = nullptr);
+
+// Every control alone, as % of the median of its class's other controls alone (of all the other
+// controls where its class has fewer than two more): what healthy pairs read alone in this retest,
+// the reference a side's pairs alone are ranked against (fold: lower_rank_p). Left out of its own
+// reference, a control reads as a pair under test does.
+std::vector<double> control_pcts(const retest_plan& plan, const square<double>& alone, const pair_classes& class_of);
 
 // "a,b;c,d" and back: how rank 0 hands the plan to every rank.
 std::string encode_pairs(const pair_list& pairs);

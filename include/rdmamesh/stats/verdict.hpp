@@ -35,6 +35,8 @@ struct judged_run {
   // --retest: its slow pairs measured alone beside control pairs (still slow or fine)
   std::vector<retest_verdict> alone;
   false_alarms stated{};  // its stated false-alarm level (nothing drawn: none)
+  // --retest: its controls alone, each as % of the others of its class (control_pcts)
+  std::vector<double> controls_pct;
 };
 
 struct folded_cause {

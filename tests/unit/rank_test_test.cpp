@@ -1,0 +1,66 @@
+// The rank test the verdict names a side by when no run named it: its figure is the exact chance,
+// so a healthy side is named at the stated level and no more often.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "rdmamesh/stats/rank_test.hpp"
+
+using namespace rdmamesh::stats;
+
+TEST_CASE("x below every y: the chance is one ordering of m among m + c, m! c! / (m + c)!") {
+  const std::vector<double> y{78, 86, 92, 97, 103, 108, 115, 126};
+  CHECK(lower_rank_p(std::vector<double>{40, 45, 50, 55}, y) == doctest::Approx(1.0 / 495));
+  CHECK(lower_rank_p(std::vector<double>{46, 49}, y) == doctest::Approx(2.0 / 90));
+  CHECK(lower_rank_p(std::vector<double>{46}, y) == doctest::Approx(1.0 / 9));
+  // x above every y: nothing is lower, the chance is whole
+  CHECK(lower_rank_p(std::vector<double>{200, 300}, y) == doctest::Approx(1.0));
+  // nothing to rank
+  CHECK(lower_rank_p(std::vector<double>{}, y) == 1);
+  CHECK(lower_rank_p(std::vector<double>{40}, std::vector<double>{}) == 1);
+}
+
+TEST_CASE("a tie counts nothing: x equal to every y reads no lower than chance") {
+  const std::vector<double> y{100, 100, 100, 100};
+  CHECK(lower_rank_p(std::vector<double>{100, 100}, y) == doctest::Approx(1.0));
+}
+
+TEST_CASE("drawn alike, x and y are named at the level asked for, not more often") {
+  // the stated level holds whatever the noise's shape: a heavy-tailed draw (Cauchy) like pairs
+  // alone on a crowded host
+  std::mt19937_64 g(7);
+  std::cauchy_distribution<double> noise(100, 20);
+  for (const auto [m, c] : {std::pair{3, 8}, std::pair{4, 11}, std::pair{6, 12}}) {
+    int named = 0;
+    constexpr int draws = 4000;
+    for (int i = 0; i < draws; ++i) {
+      std::vector<double> x(static_cast<std::size_t>(m)), y(static_cast<std::size_t>(c));
+      for (auto& v : x) v = noise(g);
+      for (auto& v : y) v = noise(g);
+      named += lower_rank_p(x, y) <= 0.05;
+    }
+    // at most 5 %, give or take four binomial standard deviations of 4 000 draws
+    CHECK(named <= 0.05 * draws + 4 * std::sqrt(0.05 * 0.95 * draws));
+    CHECK(named >= 0.01 * draws);  // and not a test that never names anything
+  }
+}
+
+TEST_CASE("large sides use the normal limit, which agrees with the exact count at the seam") {
+  std::vector<double> x, y;
+  for (int i = 0; i < 64; ++i) {
+    x.push_back(i - 8.25);  // a little lower
+    y.push_back(i);
+  }
+  const double exact = lower_rank_p(x, y);  // 64 x 64 = 4 096 pairs: counted exactly
+  x.push_back(23.5);                        // one more near x's median: past the seam, the limit
+  const double limit = lower_rank_p(x, y);
+  CHECK(exact > 0.001);
+  CHECK(exact < 0.05);
+  CHECK(limit == doctest::Approx(exact).epsilon(0.3));
+  // no shift reads about half
+  std::vector<double> a, b;
+  for (int i = 0; i < 160; ++i) (i % 2 ? a : b).push_back(i);
+  CHECK(lower_rank_p(a, b) == doctest::Approx(0.5).epsilon(0.1));
+}
