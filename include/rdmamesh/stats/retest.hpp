@@ -30,25 +30,26 @@ struct retest_plan {
 // From a run's send bandwidth: the slowest few (4) measured, unfailed pairs of each side in
 // `named` (the sides the run's finder named for its ranks, NICs and nodes, which it judged
 // against their cohorts, not the run's median: the retest then confirms or clears each), then
-// the pairs below `slow_pct` % of their class's median pair, slowest first, to at most `max_slow` in all
-// (the named sides' pairs whatever the cap); and for each class (`class_of`) of those, up to
-// `controls` healthy pairs of that class (more where the slow pairs span one class: eight in all), on
-// no named side, nearest its median, that share no rank with a slow pair where possible (any
-// class's where none of theirs is healthy). Empty
-// `slow` when nothing is slow. With `fresh` > 0 (a run where each rank met a few partners:
-// --pattern spread), each named side also goes to up to `fresh` partners it did not meet in the
-// run, on other nodes and on no named side, after the slowest (`slow` then holds pairs the run
-// never measured): a part slow only toward the partners it happened to meet is cleared by the
-// rest, so one bad partner cannot drain a good node.
+// the pairs below `slow_pct` % of their class's median pair, slowest first, to at most
+// `max_slow` in all (the named sides' pairs whatever the cap); and for each class (`class_of`)
+// of those, up to `controls` healthy pairs of that class (more where the slow pairs span one
+// class: eight in all, of pairs as clear of their ranks as the clearest), on no named side,
+// nearest its median, that share no rank with a slow pair where possible (any class's where none
+// of theirs is healthy). Empty `slow` when nothing is slow. With `fresh` > 0 (a run where each
+// rank met a few partners: --pattern spread), each named side also goes to up to `fresh`
+// partners it did not meet in the run, on other nodes and on no named side, after the slowest
+// (`slow` then holds pairs the run never measured): a part slow only toward the partners it
+// happened to meet is cleared by the rest, so one bad partner cannot drain a good node.
 retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& flags, const square<std::int32_t>& round,
                         const pair_classes& class_of, double slow_pct, std::size_t max_slow, std::size_t controls,
                         std::span<const pair_list> named = {}, std::size_t fresh = 0);
 
 // The retest a job runs after a run (rdmamesh --retest, and the simulator's): every side the
 // finder named in `found`, then the pairs below --slow % of their class's median, 2 x N slow
-// pairs at most (a slow rank's row and column), 4 controls per class of them (8 at least), and after a run
-// where each rank met a few partners by chance (`met_few`: --pattern spread) 4 fresh partners
-// per named side, so that a part slow only toward a bad partner is cleared, not drained.
+// pairs at most (a slow rank's row and column), 4 controls per class of them (8 in all where as
+// clear ones exist), and after a run where each rank met a few partners by chance (`met_few`:
+// --pattern spread) 4 fresh partners per named side, so that a part slow only toward a bad
+// partner is cleared, not drained.
 retest_plan plan_job_retest(const square<double>& bw, const square<std::uint8_t>& flags,
                             const square<std::int32_t>& round, const pair_classes& class_of, double slow_pct,
                             std::span<const outlier> found, std::span<const std::int32_t> node_of,
