@@ -118,7 +118,7 @@ stats::job_verdict ledger::judge() const {
     std::string label = fmt::format("{} {}", to_string(r.pattern), format_size(r.size));
     if (r.active_per_node > 0) label += fmt::format(" at {}/node", r.active_per_node);
     const bool judged = r.outliers && stats::is_judged(*r.outliers);
-    runs.push_back({r.index, label, r.outliers ? &*r.outliers : nullptr, judged, {}, r.false_alarms});
+    runs.push_back({r.index, label, r.outliers ? &*r.outliers : nullptr, judged, {}, r.false_alarms, {}});
   }
   for (const auto& t : records_) {  // a retest's pairs alone: evidence about its run
     if (t.retest_of < 0) continue;

@@ -4,6 +4,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -29,6 +30,12 @@ host_use operator-(host_use a, const host_use& b) {
   a.idle_passes -= b.idle_passes;
   a.known = a.known && b.known;
   return a;
+}
+
+host_use host_between(const host_use& from, const host_use& to) {
+  host_use d = to - from;
+  d.wait_s = std::clamp(d.wait_s, 0.0, std::max(d.wall_s - d.cpu_s, 0.0));
+  return d;
 }
 
 host_use host_now() {

@@ -155,7 +155,7 @@ void stream::advance_phase(clock::time_point now) {
     if (now >= deadline_end_ || all_posted || stop) {
       phase_ = phase::drain;
       t_end_ = now;
-      round_host_ = snapshot_host() - host_at_measure_;
+      round_host_ = host_between(host_at_measure_, snapshot_host());
       for (auto& t : tx_) t.at_end = t.completed;
       for (auto& r : rx_) r.at_end = r.received;
       if (interval_s_ > 0) mark(now, true);

@@ -50,7 +50,7 @@ judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std
   const stats::finder_settings s{.slow_pct = slow_pct, .counted = counted, .max_quantum = cq_mod, .min_pair_s = 0.1};
   judged j;
   j.report = stats::find_outliers(m, size, node_of, s, uplinks, nics);
-  stats::judged_run run{0, "mesh", &j.report, stats::is_judged(j.report), {}};
+  stats::judged_run run{0, "mesh", &j.report, stats::is_judged(j.report), {}, {}, {}};
   if (retest != nullptr) {  // as app/retest.cpp plans it and app/assemble.cpp judges it
     const auto n = static_cast<std::uint32_t>(node_of.size());
     const stats::pair_classes classes(n, node_of, uplinks, nics);

@@ -25,4 +25,9 @@ host_use operator-(host_use a, const host_use& b);
 // This thread's use so far (wall: a monotonic clock). Cheap: one small /proc read.
 host_use host_now();
 
+// What the host gave between two readings of host_now: `to - from`, its wait held to the time
+// the interval spent off a CPU. The scheduler charges a wait when it ends, so a wait that began
+// before `from` counts whole in this interval and cpu + wait could exceed the time that passed.
+host_use host_between(const host_use& from, const host_use& to);
+
 }  // namespace rdmamesh::engine
