@@ -88,9 +88,10 @@ pair_set sample_named(std::span<const pair_list> named, const Measured& was_meas
 }
 
 // Up to `controls` pairs of `fine` for each class a slow pair is in, more where the slow pairs
-// span fewer than two classes (min_controls in all), where that class has healthy pairs (a pair within a node or
-// between rails runs at its own rate, so it is compared with its own kind); of all `fine` where none does. From each
-// pool: nearest its median, away from the ranks the slow pairs share most (a slow NIC would make a control slow too).
+// span fewer than two classes (min_controls in all), where that class has healthy pairs (a pair
+// within a node or between rails runs at its own rate, so it is compared with its own kind); of
+// all `fine` where none does. From each pool: nearest its median, away from the ranks the slow
+// pairs share most (a slow NIC would make a control slow too).
 void pick_controls(const std::vector<entry>& slow, const std::vector<entry>& fine, std::uint32_t n,
                    std::size_t controls, retest_plan& plan) {
   std::vector<std::uint32_t> involved(n, 0);  // slow pairs each rank is in
