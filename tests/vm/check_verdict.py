@@ -201,12 +201,13 @@ def nic(path, doc_path, node, device):
     # Through it go its own pairs and those of the node's other NICs with the shaped NIC's rail on
     # other nodes (the node's route to that rail's subnet is its port on it)
     with h5py.File(path, "r") as f:
-        rail_of = {text(d): int(r) for d, r in zip(f["ranks/device"][()], f["ranks/rail"][()])}
+        devices = [text(d) for d in f["ranks/device"][()]]
+        rail = {devices[r]: int(f["ranks/rail"][r]) for r in range(len(devices))}
     failed = [c for c in counted if c["kind"] == "failed"]
     for c in failed:
         through = device in c["devices"] or (
             node in c["nodes"] and len(c["nodes"]) == 2
-            and any(d != device and rail_of.get(d) == rail_of.get(device) for d in c["devices"]))
+            and any(d != device and rail.get(d) == rail.get(device) for d in c["devices"]))
         check(through, f"a pair failed away from {device}: {c['text']}")
     counted = [c for c in counted if c not in failed]
     check(doc["status"] == ("failed" if failed else "degraded"), f"status {doc['status']}")
@@ -216,8 +217,6 @@ def nic(path, doc_path, node, device):
     check([d["node"] for d in doc["drain"]] == [node] and all(f"NIC {device} " in d["reason"] for d in doc["drain"]),
           f"drain {doc['drain']}, expected {node} for its NIC {device}")
     with h5py.File(path, "r") as f:
-        devices = [text(d) for d in f["ranks/device"][()]]
-        rail = {devices[r]: int(f["ranks/rail"][r]) for r in range(len(devices))}
         runs = [f["runs"][k] for k in sorted(f["runs"]) if "retest_of" not in f["runs"][k].attrs]
         hosts = [text(h) for h in f["ranks/hostname"][()]]
         node_index = {hosts[r]: int(f["ranks/node"][r]) for r in range(len(hosts))}.get(node)
