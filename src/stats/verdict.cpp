@@ -63,14 +63,13 @@ struct alone_evidence {
       controls.insert(controls.end(), run.controls_pct.begin(), run.controls_pct.end());
       for (const auto& a : run.alone) {
         const pair_key k{static_cast<std::int32_t>(a.src), static_cast<std::int32_t>(a.dst)};
-        if (!a.starved && std::isfinite(a.pct)) {
-          const auto [it, fresh] = all.try_emplace(k, a.pct);
+        const auto keep_lowest = [&](std::map<pair_key, double>& into) {
+          const auto [it, fresh] = into.try_emplace(k, a.pct);
           if (!fresh && a.pct < it->second) it->second = a.pct;
-        }
+        };
+        if (!a.starved && std::isfinite(a.pct)) keep_lowest(all);
         if (!a.still_slow && !a.fine) continue;
-        auto& into = a.still_slow ? slow : fine;
-        const auto [it, fresh] = into.try_emplace(k, a.pct);
-        if (!fresh && a.pct < it->second) it->second = a.pct;
+        keep_lowest(a.still_slow ? slow : fine);
         runs[k].insert(run.index);
         if (a.still_slow && a.beyond_spread) lone.insert(k);
       }
@@ -249,7 +248,6 @@ std::vector<folded_cause> slow_alone(alone_evidence e, std::span<const judged_ru
   const std::size_t tested = sides_measured(e);  // Holm: each one found leaves one test fewer
   std::size_t found_sides = 0;
   for (;;) {
-    e.forget(culprits, node_of);
     const double alpha = retest_alone_alpha / static_cast<double>(tested > found_sides ? tested - found_sides : 1);
     auto found = candidates(e, jobs, node_of, alpha);
     if (found.empty()) return out;
@@ -259,6 +257,7 @@ std::vector<folded_cause> slow_alone(alone_evidence e, std::span<const judged_ru
       ++found_sides;
     }
     out.push_back(std::move(*best));
+    e.forget(culprits, node_of);
   }
 }
 
