@@ -150,7 +150,9 @@ def build(res, outdir):
                                if c.get("category", "unknown") != "unknown" and c.get("evidence") else "")
                   for c in counted]
         lines += [("seen, cleared by the retest (fine alone): " if c.get("cleared") else
-                   "seen, narrowed by the retest to its NIC (the others fine alone): " if c.get("narrowed") else
+                   ("seen, narrowed by the retest to the node(s) under it slow alone (the others fine alone): "
+                    if c["kind"] == "uplink" else
+                    "seen, narrowed by the retest to its NIC (the others fine alone): ") if c.get("narrowed") else
                    "seen, not counted: ") + c["text"] for c in causes if not c.get("counted")]
         lines += [f"drain {d['node']}: {d['reason']}" for d in v.get("drain", [])]
         verdict = counted

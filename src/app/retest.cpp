@@ -24,7 +24,7 @@ bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size
       const std::span<const stats::outlier> found =
           last->outliers ? std::span<const stats::outlier>(last->outliers->found) : std::span<const stats::outlier>{};
       plan = stats::plan_job_retest(last->bw->tx_bw, last->bw->flags, last->bw->round, c.classes, c.o.slow_pct, found,
-                                    c.node_of, c.nics, last->pattern == pattern_kind::spread);
+                                    c.node_of, c.nics, last->pattern == pattern_kind::spread, c.uplinks);
       before = last->bw->tx_bw;
     }
     if (!plan.slow.empty()) text = stats::encode_pairs(plan.slow) + "|" + stats::encode_pairs(plan.controls);

@@ -172,7 +172,10 @@ std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<co
     out.push_back(fmt::format("#   {}{}",
                               c.counted    ? ""
                               : c.cleared  ? "seen, cleared by the retest (fine alone): "
-                              : c.narrowed ? "seen, narrowed by the retest to its NIC (the others fine alone): "
+                              : c.narrowed ? (c.kind == stats::outlier_kind::uplink
+                                                  ? "seen, narrowed by the retest to the node(s) under it slow alone "
+                                                    "(the others fine alone): "
+                                                  : "seen, narrowed by the retest to its NIC (the others fine alone): ")
                               : c.within   ? "seen, part of its node's counted cause: "
                                            : "seen, not counted: ",
                               cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks)));

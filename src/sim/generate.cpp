@@ -1,5 +1,6 @@
 #include "rdmamesh/sim/generate.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "rdmamesh/plan/spread.hpp"
@@ -16,6 +17,13 @@ double draw_scale(double median, double sd, std::mt19937_64& g) {
 // A t-distributed effect of the given scale (its centre at 0).
 double draw_effect(double scale, double tail, std::mt19937_64& g) {
   return scale * std::student_t_distribution<double>(tail)(g);
+}
+
+// A pair's message count for its mean. The noise's heavy tails, scaled by a log-normal run scale,
+// can draw a mean past 1e80, where the Poisson sampler's rejection step never accepts (lgamma
+// cannot tell x from x + 1 there); no pair counts more than 1e12 messages in a run.
+std::uint64_t draw_count(double mean, std::mt19937_64& g) {
+  return std::poisson_distribution<std::uint64_t>(std::min(mean, 1e12))(g);
 }
 
 // A pair within a node loops back through its NIC: twice the rate of one across nodes.
@@ -43,15 +51,17 @@ bool faulted(const simulated_run& r, fault_kind k, std::uint32_t a, std::uint32_
 
 stats::square<double> generate_alone(const simulated_run& r, const noise_model& nm, const fault& x,
                                      std::span<const std::pair<std::uint32_t, std::uint32_t>> pairs,
-                                     std::mt19937_64& g) {
+                                     std::uint64_t seed) {
   const auto n = static_cast<std::uint32_t>(r.node_of.size());
   auto out = stats::square<double>(n, NAN);
   const double msgs = nm.msgs * (n - 1.0);
   for (const auto& [a, b] : pairs) {
+    std::seed_seq of_pair{seed, std::uint64_t{a}, std::uint64_t{b}};
+    std::mt19937_64 g(of_pair);
     const double effect = nm.keep * (r.send[a] + r.recv[b]) + draw_effect(nm.alone, nm.tail, g);
     double rate = msgs * std::exp(class_offset(r, a, b) + effect);
     if (faulted(r, x.kind, a, b)) rate *= x.fraction;
-    out.at(a, b) = static_cast<double>(std::poisson_distribution<std::uint64_t>(rate)(g)) * message_size;
+    out.at(a, b) = static_cast<double>(draw_count(rate, g)) * message_size;
   }
   return out;
 }
@@ -111,7 +121,7 @@ simulated_run generate(const fabric_shape& f, const noise_model& nm, const fault
   const auto play = [&](std::uint32_t a, std::uint32_t b, std::int32_t round, double share) {
     double rate = share * nm.msgs * std::exp(class_offset(out, a, b) + send[a] + recv[b]);
     if (faulted(out, x.kind, a, b)) rate *= x.fraction;
-    const auto msgs = std::poisson_distribution<std::uint64_t>(rate)(g);
+    const auto msgs = draw_count(rate, g);
     m.tx_msgs.at(a, b) = msgs;
     m.tx_s.at(a, b) = 1;
     m.tx_bw.at(a, b) = static_cast<double>(msgs) * message_size;

@@ -55,7 +55,7 @@ judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std
     const auto n = static_cast<std::uint32_t>(node_of.size());
     const stats::pair_classes classes(n, node_of, uplinks, nics);
     auto plan = stats::plan_job_retest(m.tx_bw, m.flags, m.round, classes, slow_pct, j.report.found, node_of, nics,
-                                       retest->met_few);
+                                       retest->met_few, uplinks);
     if (!plan.slow.empty()) {
       stats::pair_list all = plan.slow;
       all.insert(all.end(), plan.controls.begin(), plan.controls.end());
@@ -117,8 +117,10 @@ tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std
   tally t;
   for (std::uint32_t j = 0; j < jobs; ++j) {
     const auto r = generate(f, nm, x, g);
-    const retest_source alone{[&](const stats::pair_list& pairs) { return generate_alone(r, nm, x, pairs, g); },
-                              f.pattern == pattern_kind::spread};
+    const std::uint64_t alone_seed = g();  // the run's draws stay the same whatever its retest plans
+    const retest_source alone{
+        [&](const stats::pair_list& pairs) { return generate_alone(r, nm, x, pairs, alone_seed); },
+        f.pattern == pattern_kind::spread};
     const auto t0 = std::chrono::steady_clock::now();
     auto v = model_alpha > 0 ? judged{}
                              : judge(r.m, 4096, true, 1, r.node_of, r.rail_of, 90, r.leaf_of, stated_draws,

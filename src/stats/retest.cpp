@@ -130,6 +130,27 @@ void pick_controls(const std::vector<entry>& slow, const std::vector<entry>& fin
   if (plan.controls.empty()) pick(fine, std::max(controls, min_controls));
 }
 
+// Both sides, through the uplink, of every rank under a named uplink (of every rank where its
+// twin holds the others): whichever way the run named it, a node's own slow port slows its pairs
+// through its leaf's uplink one way and their acknowledgements the other, and alone an uplink
+// slows every node's pairs through it, a node's port only its own (the verdict splits it so).
+void uplink_sides(const outlier& o, std::span<const switch_group> uplinks, std::uint32_t n,
+                  std::vector<pair_list>& out) {
+  const auto u = std::ranges::find(uplinks, o.node, &switch_group::sw);
+  if (u == uplinks.end() || u->members.size() != n) return;
+  for (std::uint32_t r = 0; r < n; ++r) {
+    if (!u->members[r] && o.peer < 0) continue;
+    pair_list sends, receives;
+    for (std::uint32_t p = 0; p < n; ++p) {
+      if (u->members[p] == u->members[r]) continue;
+      sends.emplace_back(r, p);
+      receives.emplace_back(p, r);
+    }
+    for (auto* side : {&sends, &receives})
+      if (!side->empty()) out.push_back(std::move(*side));
+  }
+}
+
 }  // namespace
 
 retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& flags, const square<std::int32_t>& round,
@@ -180,15 +201,20 @@ retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& fl
 retest_plan plan_job_retest(const square<double>& bw, const square<std::uint8_t>& flags,
                             const square<std::int32_t>& round, const pair_classes& class_of, double slow_pct,
                             std::span<const outlier> found, std::span<const std::int32_t> node_of,
-                            std::span<const nic_group> nics, bool met_few) {
-  const auto named = named_sides(found, node_of, nics, bw.n);
+                            std::span<const nic_group> nics, bool met_few, std::span<const switch_group> uplinks) {
+  const auto named = named_sides(found, node_of, nics, bw.n, uplinks);
   return plan_retest(bw, flags, round, class_of, slow_pct, std::size_t{2} * bw.n, 4, named, met_few ? 4 : 0);
 }
 
 std::vector<pair_list> named_sides(std::span<const outlier> found, std::span<const std::int32_t> node_of,
-                                   std::span<const nic_group> nics, std::uint32_t n) {
+                                   std::span<const nic_group> nics, std::uint32_t n,
+                                   std::span<const switch_group> uplinks) {
   std::vector<pair_list> out;
   for (const auto& o : found) {
+    if (o.kind == outlier_kind::uplink) {
+      uplink_sides(o, uplinks, n, out);
+      continue;
+    }
     if (o.kind != outlier_kind::rank && o.kind != outlier_kind::node && o.kind != outlier_kind::nic) continue;
     std::vector<std::uint8_t> member(n, 0);
     for (std::uint32_t r = 0; r < n; ++r) {

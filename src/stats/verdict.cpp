@@ -478,6 +478,71 @@ void narrow_nodes(cause_map& by, const alone_evidence& alone, const alone_sides&
   }
 }
 
+// A counted uplink its retest splits: nodes under it slow alone beyond chance (found as a cause no
+// run named is, slow_alone) and, on each side they are slow on, their pairs through the uplink
+// alone below the other nodes' under it beyond chance (the job's level over the nodes under it),
+// those others reading alone like the controls (not below them at the job's level). Alone, an
+// uplink slows every node's pairs through it alike; a node's own port only its own, though in a
+// busy run it slows its leaf-mate's pairs through the uplink too (their acknowledgements, their
+// CPU), and the uplink, which holds those, can explain more slow pairs than the node does. The
+// leaf-mates are ranked, not bounded: where pairs alone spread, one at half reads fine past a
+// bound at half, and an uplink at half split that way drained one of its nodes.
+void narrow_uplinks(cause_map& by, const alone_evidence& alone, std::span<const judged_run> runs,
+                    std::span<const std::int32_t> node_of, std::span<const switch_group> uplinks,
+                    std::span<const nic_group> nics) {
+  std::vector<folded_cause> narrowed;
+  for (auto& [k, c] : by) {
+    if (!c.counted || c.kind != outlier_kind::uplink || c.basis != outlier_basis::noise) continue;
+    const auto u = std::ranges::find(uplinks, c.node, &switch_group::sw);
+    if (u == uplinks.end() || u->members.size() != node_of.size()) continue;
+    std::map<std::int32_t, std::vector<std::int32_t>> under;  // node -> its ranks (both subtrees of a twin)
+    for (std::size_t r = 0; r < node_of.size(); ++r)
+      if (u->members[r] || c.peer >= 0) under[node_of[r]].push_back(static_cast<std::int32_t>(r));
+    std::vector<folded_cause> slow;
+    for (auto& f : slow_alone(alone, runs, node_of, culprits_of(by, node_of, nics))) {
+      if (!under.contains(f.node)) continue;
+      if (f.kind == outlier_kind::rank && under.at(f.node).size() == 1) {  // a node's one rank is that node
+        f.kind = outlier_kind::node;
+        f.rank = -1;
+      }
+      slow.push_back(std::move(f));
+    }
+    const auto is_slow = [&](std::int32_t node) {
+      return std::ranges::any_of(slow, [&](const folded_cause& f) { return f.node == node; });
+    };
+    bool split = !slow.empty() && slow.size() < under.size();
+    // a side's pairs alone through the uplink, of the slow node's ranks or of the fine nodes'
+    const auto through = [&](bool sends, auto&& whose) {
+      std::vector<double> out;
+      for (const auto& [pair, pct] : alone.all) {
+        const auto a = static_cast<std::size_t>(pair.first), b = static_cast<std::size_t>(pair.second);
+        const std::int32_t mine = sends ? pair.first : pair.second;
+        if (a < u->members.size() && b < u->members.size() && u->members[a] != u->members[b] && whose(mine))
+          out.push_back(pct);
+      }
+      return out;
+    };
+    const double alpha = retest_alone_alpha / static_cast<double>(under.size());
+    for (const auto& f : slow) {
+      const auto ranks = ranks_of(f, node_of, nics);
+      for (bool sends : {true, false}) {
+        if (!split || std::isnan(sends ? f.send_lo : f.recv_lo)) continue;
+        const auto its = through(sends, [&](std::int32_t r) { return std::ranges::count(ranks, r) > 0; });
+        const auto mates = through(sends, [&](std::int32_t r) {
+          return static_cast<std::size_t>(r) < node_of.size() && under.contains(node_of[static_cast<std::size_t>(r)]) &&
+                 !is_slow(node_of[static_cast<std::size_t>(r)]);
+        });
+        split = lower_rank_p(its, mates) <= alpha && lower_rank_p(mates, alone.controls) > retest_alone_alpha;
+      }
+    }
+    if (!split) continue;
+    c.counted = false;
+    c.narrowed = true;
+    for (auto& f : slow) narrowed.push_back(std::move(f));
+  }
+  for (auto& n : narrowed) by.try_emplace(key_of(n), std::move(n));
+}
+
 // Whether a pair crosses a counted uplink, either way: such pairs are the uplink's evidence (its
 // acknowledgements too), not a rank's, a node's or a link's of their own.
 class through_counted {
@@ -574,6 +639,7 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
   const alone_sides sides(alone);
   count_runs(by, v.runs_judged, alone, sides, node_of, nics);
   narrow_nodes(by, alone, sides, runs, node_of, nics);
+  narrow_uplinks(by, alone, runs, node_of, uplinks, nics);
   const through_counted through(by, uplinks);  // uplinks count from the runs alone
   add_slow_alone(by, alone, runs, node_of, nics, through);
   fold_into_nodes(by);

@@ -332,6 +332,21 @@ TEST_CASE("plan: the sides the finder named go again too, though the run's media
         std::vector<stats::pair_list>{{{0, 2}, {0, 3}}, {{1, 2}, {1, 3}}});
 }
 
+TEST_CASE("a named uplink's sides: both ways through it, of every rank under it (of all ranks for a twin)") {
+  // 4 ranks, one per node, two leaves of two: leaf 1 (ranks 2, 3) named on its way down
+  const std::vector<std::int32_t> node_of{0, 1, 2, 3};
+  const std::vector<stats::switch_group> uplinks{{0, {1, 1, 0, 0}}, {1, {0, 0, 1, 1}}};
+  const std::vector<stats::outlier> down{
+      {stats::outlier_kind::uplink, stats::outlier_basis::noise, 1, -1, -1, NAN, 60, 4, 0}};
+  CHECK(stats::named_sides(down, node_of, {}, 4, uplinks) ==
+        std::vector<stats::pair_list>{{{2, 0}, {2, 1}}, {{0, 2}, {1, 2}}, {{3, 0}, {3, 1}}, {{0, 3}, {1, 3}}});
+  CHECK(stats::named_sides(down, node_of, {}, 4).empty());  // without the tree, nothing to sample
+  // two subtrees that hold every rank are one candidate (peer: the twin): every rank's sides
+  auto twin = down;
+  twin[0].peer = 0;
+  CHECK(stats::named_sides(twin, node_of, {}, 4, uplinks).size() == 8);
+}
+
 TEST_CASE("plan: every named side gets its pairs retested, whatever the cap") {
   // CI's rail cluster, 2026-11-26: node2 named for its receives beside its NIC's sends, 13
   // pairs cut to 2N = 12 slowest first; none of rank 2's receives went again, so the retest

@@ -82,7 +82,7 @@ TEST_CASE("a simulated retest measures only the pairs it is given, alone, and th
   }
   auto all = sick_pairs;
   all.insert(all.end(), fine_pairs.begin(), fine_pairs.end());
-  const auto alone = sim::generate_alone(r, sim::nic_noise(), {sim::fault_kind::node, 0.5}, all, g);
+  const auto alone = sim::generate_alone(r, sim::nic_noise(), {sim::fault_kind::node, 0.5}, all, g());
   std::vector<double> sick, fine;
   std::size_t measured = 0;
   for (std::uint32_t a = 0; a < 8; ++a) {

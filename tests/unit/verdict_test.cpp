@@ -430,6 +430,82 @@ TEST_CASE("--topology: a counted uplink's pairs still slow alone name no rank or
   CHECK(find(v, outlier_kind::rank) != nullptr);
 }
 
+namespace {
+
+// 6 ranks, one per node, under 3 leaves (ranks 0 1, 2 3, 4 5); the run named leaf 2's uplink
+// (its way down, as a busy run read node 4's shaped port once), and the retest measured both
+// sides through it of each rank under it, beside the controls
+struct leaf_job {
+  std::vector<std::int32_t> node_of{0, 1, 2, 3, 4, 5};
+  std::vector<switch_group> uplinks{{0, {1, 1, 0, 0, 0, 0}}, {1, {0, 0, 1, 1, 0, 0}}, {2, {0, 0, 0, 0, 1, 1}}};
+  outlier_report run;
+  std::vector<judged_run> runs;
+  // rank 4's sends and rank 5's, alone, % of the controls (each still slow below 71)
+  leaf_job(std::vector<double> four, std::vector<double> five) {
+    run.found = {{outlier_kind::uplink, outlier_basis::noise, 2, -1, -1, NAN, 58, 6, 1}};
+    runs = {{0, "spread 4 KiB", &run, true, {}}};
+    runs[0].controls_pct = controls();
+    for (std::uint32_t b = 0; b < 4; ++b) {
+      runs[0].alone.push_back(alone(4, b, four[b] < 71, four[b]));
+      runs[0].alone.push_back(alone(5, b, five[b] < 71, five[b]));
+      // their receives through it, fine alone (what the run read slow was acknowledgements)
+      runs[0].alone.push_back(alone(b, 4, false, 98 + b));
+      runs[0].alone.push_back(alone(b, 5, false, 104 + b));
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a counted uplink is narrowed to the node under it whose pairs alone stay slow, its leaf-mate's fine") {
+  // node 4's sends alone at 29 % (its port shaped), node 5's at the controls: a port, not the uplink
+  leaf_job j({28, 29, 30, 29}, {101, 132, 110, 146});
+  const auto v = fold(j.runs, j.node_of, j.uplinks);
+  CHECK(v.status == health::degraded);
+  const auto* up = find(v, outlier_kind::uplink);
+  REQUIRE(up != nullptr);
+  CHECK_FALSE(up->counted);
+  CHECK(up->narrowed);
+  std::vector<const folded_cause*> counted;
+  for (const auto& c : v.causes)
+    if (c.counted) counted.push_back(&c);
+  REQUIRE(counted.size() == 1);
+  CHECK(counted[0]->kind == outlier_kind::node);  // a node's one rank is that node: what is drained
+  CHECK(counted[0]->node == 4);
+  CHECK(counted[0]->basis == outlier_basis::retest);
+  CHECK(counted[0]->send_lo == doctest::Approx(28));
+  CHECK(std::isnan(counted[0]->recv_lo));
+}
+
+TEST_CASE("an uplink stays counted where its nodes' pairs alone are all slow, or do not rank apart beyond chance") {
+  // both nodes' sends slow alone: the uplink slows every node's pairs through it
+  {
+    leaf_job j({28, 29, 30, 29}, {31, 35, 27, 33});
+    const auto v = fold(j.runs, j.node_of, j.uplinks);
+    REQUIRE(find(v, outlier_kind::uplink) != nullptr);
+    CHECK(find(v, outlier_kind::uplink)->counted);
+    CHECK_FALSE(find(v, outlier_kind::uplink)->narrowed);
+    for (const auto& c : v.causes) CHECK((!c.counted || c.kind == outlier_kind::uplink));
+  }
+  // node 4's sends slow alone beyond chance against the controls, node 5's fine alone by the
+  // bound; but one of node 4's reads above two of node 5's: 4 of 70 orders as far apart, too
+  // likely for an uplink that slows both alike (a pair at half reads fine past a bound at half)
+  {
+    leaf_job j({30, 32, 34, 77}, {75, 76, 90, 95});
+    const auto v = fold(j.runs, j.node_of, j.uplinks);
+    REQUIRE(find(v, outlier_kind::uplink) != nullptr);
+    CHECK(find(v, outlier_kind::uplink)->counted);
+    for (const auto& c : v.causes) CHECK((!c.counted || c.kind == outlier_kind::uplink));
+  }
+  // without the tree the same evidence names node 4 from the retest alone
+  leaf_job j({30, 32, 34, 77}, {75, 76, 90, 95});
+  const auto v = fold(j.runs, j.node_of);
+  const auto* r = find(v, outlier_kind::rank);
+  REQUIRE(r != nullptr);
+  CHECK(r->counted);
+  CHECK(r->rank == 4);
+}
+
 TEST_CASE("the retest alone names the only rank of a NIC as that NIC") {
   // 3 nodes x 2 NICs, a rank each; the run was not judged (a failed QP), and alone rank 3's
   // sends (node 1's rail-1 NIC) read 24 %: the NIC is named, as the finder names it

@@ -127,13 +127,19 @@ def verdict(path, doc_path, healthy, node):
             # links into it, the node then counted from the retest: CI, 2026-11-26)
             node_of = [int(x) for x in f["ranks/node"][()]]
             on = lambda r: 0 <= r < len(node_of) and node_of[r] == idx.get(node)  # noqa: E731
+            # (an uplink over NODE that the retest narrowed to NODE points at it: a busy run can
+            # read a node's port as its leaf's uplink, and alone only NODE's pairs stayed slow)
+            switches = [text(x) for x in f["topology/switch"][()]] if "topology" in f else []
+            narrowed = {switches.index(c["uplink"].split("-")[0]) for c in doc["causes"]
+                        if c["kind"] == "uplink" and c.get("narrowed") and c["uplink"].split("-")[0] in switches
+                        and re.search(rf"[(,]{re.escape(node)}[,)]", c["uplink"])}
             for g in bw:
                 kinds = [text(k) for k in g["outliers/kind"][()]]
                 nodes = [int(x) for x in g["outliers/node"][()]]
                 ends = zip([int(x) for x in g["outliers/rank"][()]], [int(x) for x in g["outliers/peer"][()]])
                 # (a pair rxe failed at the shaped port has an end on it: that port's, as the wrappers read it)
-                points = [n == idx.get(node) or (k in ("link", "failed") and (on(a) or on(b)))
-                          for k, n, (a, b) in zip(kinds, nodes, ends)]
+                points = [(n == idx.get(node) and k != "uplink") or (k == "uplink" and n in narrowed) or
+                          (k in ("link", "failed") and (on(a) or on(b))) for k, n, (a, b) in zip(kinds, nodes, ends)]
                 check(("node", idx.get(node)) in zip(kinds, nodes) or all(points),
                       f"run {g.name}: causes {list(zip(kinds, nodes))} do not point at {node}")
 

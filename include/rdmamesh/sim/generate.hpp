@@ -71,9 +71,11 @@ bool faulted(const simulated_run& r, fault_kind k, std::uint32_t a, std::uint32_
 
 // The retest of run `r`: bytes/s of each of `pairs` alone, as rdmamesh measures them after the run
 // (NaN elsewhere), each with its ports to itself (N-1 times a mesh pair's count) and the noise
-// model's `keep` and `alone`.
+// model's `keep` and `alone`. Each pair draws from its own stream, seeded by `seed` and the
+// pair: what a pair reads alone does not depend on which other pairs the retest plans, so two
+// versions of the verdict that plan different retests are judged on the same draws.
 stats::square<double> generate_alone(const simulated_run& r, const noise_model& nm, const fault& x,
                                      std::span<const std::pair<std::uint32_t, std::uint32_t>> pairs,
-                                     std::mt19937_64& g);
+                                     std::uint64_t seed);
 
 }  // namespace rdmamesh::sim

@@ -49,16 +49,20 @@ retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& fl
 // pairs at most (a slow rank's row and column), 4 controls per class of them (8 in all where as
 // clear ones exist), and after a run where each rank met a few partners by chance (`met_few`:
 // --pattern spread) 4 fresh partners per named side, so that a part slow only toward a bad
-// partner is cleared, not drained.
+// partner is cleared, not drained. `uplinks` (--topology): a named uplink's ranks' sides too.
 retest_plan plan_job_retest(const square<double>& bw, const square<std::uint8_t>& flags,
                             const square<std::int32_t>& round, const pair_classes& class_of, double slow_pct,
                             std::span<const outlier> found, std::span<const std::int32_t> node_of,
-                            std::span<const nic_group> nics, bool met_few);
+                            std::span<const nic_group> nics, bool met_few, std::span<const switch_group> uplinks = {});
 
 // The sides the finder named for its rank, NIC and node causes (noise or --expect): one list per
 // rank of a cause and side, the pairs out of it (sends) or into it (receives), measured or not.
+// For a named uplink (found in `uplinks`), both sides through it of each rank under it: the
+// verdict tells a node's own port from its leaf's uplink by them (an uplink slows every node's
+// pairs through it alone, a port only its own).
 std::vector<pair_list> named_sides(std::span<const outlier> found, std::span<const std::int32_t> node_of,
-                                   std::span<const nic_group> nics, std::uint32_t n);
+                                   std::span<const nic_group> nics, std::uint32_t n,
+                                   std::span<const switch_group> uplinks = {});
 
 struct retest_verdict {
   std::uint32_t src = 0, dst = 0;

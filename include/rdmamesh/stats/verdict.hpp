@@ -51,7 +51,8 @@ struct folded_cause {
   std::uint32_t fine = 0;   // ... and its fine pairs then
   bool counted = false;     // acted on: see fold
   bool cleared = false;     // named by the runs, found fine alone by the retest
-  bool narrowed = false;    // a node the retest narrowed to its NIC(s): one still slow alone, the others fine
+  bool narrowed = false;    // a node the retest narrowed to its NIC(s), an uplink to node(s) under it: slow
+                            // alone, the others fine
   bool within = false;      // a rank or NIC of a node whose own cause counts: that node's, named once
   explanation why{};        // its category and the evidence behind it (explain, after fold)
 };
