@@ -48,7 +48,8 @@ def bw_row(run):
 def heatmap_runs(res):
     """Every bandwidth run, or for big files each pattern's smallest and largest size plus every
     run that named a cause."""
-    runs = [r for r in res.bw_runs() if r.measured().any()]
+    # a run whose every window was empty (no CPU when it opened: its figures NaN) has nothing to draw
+    runs = [r for r in res.bw_runs() if np.isfinite(r.data["tx_bw"][r.measured()].astype(float)).any()]
     if len(runs) <= MAX_HEATMAPS:
         return runs
     keep = set()

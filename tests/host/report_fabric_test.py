@@ -155,5 +155,16 @@ with tempfile.TemporaryDirectory() as tmp:
     check(heat.get("rdmamesh:outlined") == want, f"nodes: outlined {heat.get('rdmamesh:outlined', '')[:80]!r}, "
                                                  "expected leaf2's nodes to leaf1's")
 
+    # 4. a run whose every window was empty (no CPU when it opened, on a starved host: its pairs
+    # scheduled, its figures NaN) is listed, with no heatmap to draw, and the report still writes
+    empty = os.path.join(tmp, "empty.h5")
+    write(empty, ["leaf1"] * 4 + ["leaf2"] * 4, leaves=["leaf1", "leaf2"])
+    with h5py.File(empty, "a") as f:
+        for k in ("tx_bw", "rx_bw", "tx_rate"):
+            f["runs/0000"][k][...] = np.nan
+    run_report(empty, os.path.join(tmp, "empty"))
+    check(os.path.exists(os.path.join(tmp, "empty", "report.html")), "empty run: no report.html")
+    check(not os.path.exists(os.path.join(tmp, "empty", "heatmap-0000.png")), "empty run: a heatmap of nothing")
+
 print(f"report_fabric_test: {len(errors)} failure(s)")
 sys.exit(1 if errors else 0)
