@@ -486,7 +486,7 @@ void narrow_nodes(cause_map& by, const alone_evidence& alone, const alone_sides&
 // busy run it slows its leaf-mate's pairs through the uplink too (their acknowledgements, their
 // CPU), and the uplink, which holds those, can explain more slow pairs than the node does. The
 // leaf-mates are ranked, not bounded: where pairs alone spread, one at half reads fine past a
-// bound at half, and an uplink at half split that way drained one of its nodes.
+// bound at half, so a bound would split an uplink at half onto one of its nodes.
 void narrow_uplinks(cause_map& by, const alone_evidence& alone, std::span<const judged_run> runs,
                     std::span<const std::int32_t> node_of, std::span<const switch_group> uplinks,
                     std::span<const nic_group> nics) {

@@ -80,10 +80,10 @@ later "uplink: analysis/report draws the tree with leaf3's uplink red, the heatm
 # node5's own port at half, found by the Slurm health job as a large allocation runs it: above
 # RDMAMESH_SPREAD_ABOVE nodes (here 5) --pattern spread, each rank against partners on the other
 # leaves, one each way per round, and its slow pairs retested alone. It names node5 (not its
-# leaf's uplink, which node6's sends cross at full rate) and drains node5 alone; where the busy
-# run reads the port as the uplink (node5's receives and two of node6's slow, node5's sends inside
-# the noise), the retest of both sides of each node under it narrows the uplink to node5, whose
-# sends alone stay slow while node6's read fine. A second job where the first reads healthy, as in sick()
+# leaf's uplink, which node6's sends cross at full rate) and drains node5 alone; where a busy run
+# reads the port as the uplink (it slows its leaf-mate's pairs through it too), the retest of both
+# sides of each node under it narrows the uplink to node5, whose sends alone stay slow while
+# node6's read fine. A second job where the first reads healthy, as in sick()
 kbit=$(awk -v g="$(egress_gbps "$tmp/healthy.txt" 4)" 'BEGIN { printf "%d", g * 1e6 / 2 }')
 echo "== port: tbf on roce5 at $kbit kbit/s (half of what rank 4 sent in the healthy run), the health job with spread"
 if [ "$kbit" -gt 0 ] && root_tc qdisc add dev roce5 root tbf rate "${kbit}kbit" burst 256kb latency 400ms; then
