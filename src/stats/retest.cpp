@@ -142,7 +142,7 @@ void uplink_sides(const outlier& o, std::span<const switch_group> uplinks, std::
     if (!u->members[r] && o.peer < 0) continue;
     pair_list sends, receives;
     for (std::uint32_t p = 0; p < n; ++p) {
-      if (u->members[p] == u->members[r]) continue;
+      if (!u->crosses(p, r)) continue;
       sends.emplace_back(r, p);
       receives.emplace_back(p, r);
     }

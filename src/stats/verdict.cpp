@@ -517,8 +517,7 @@ void narrow_uplinks(cause_map& by, const alone_evidence& alone, std::span<const 
       for (const auto& [pair, pct] : alone.all) {
         const auto a = static_cast<std::size_t>(pair.first), b = static_cast<std::size_t>(pair.second);
         const std::int32_t mine = sends ? pair.first : pair.second;
-        if (a < u->members.size() && b < u->members.size() && u->members[a] != u->members[b] && whose(mine))
-          out.push_back(pct);
+        if (u->crosses(a, b) && whose(mine)) out.push_back(pct);
       }
       return out;
     };
@@ -554,11 +553,9 @@ class through_counted {
     }
   }
   bool operator()(std::int32_t a, std::int32_t b) const {
-    const auto hi = static_cast<std::size_t>(std::max(a, b));
-    return std::ranges::any_of(up_, [&](const switch_group* u) {
-      return hi < u->members.size() &&
-             u->members[static_cast<std::size_t>(a)] != u->members[static_cast<std::size_t>(b)];
-    });
+    return a >= 0 && b >= 0 && std::ranges::any_of(up_, [&](const switch_group* u) {
+             return u->crosses(static_cast<std::size_t>(a), static_cast<std::size_t>(b));
+           });
   }
 
  private:

@@ -92,6 +92,30 @@ TEST_CASE("plan: a slow rank's sends go again, slowest first, with controls clea
   CHECK(stats::plan_retest(m.bw, m.flags, m.round, stats::pair_classes(4, one_node), 90, 1, 2).slow.size() == 1);
 }
 
+TEST_CASE("an uplink's pairs: one end under it, either way, as the pair classes count the uplinks crossed") {
+  // 3 leaves of one node each, 2 ranks a node: leaf 0's uplink holds ranks 0 and 1
+  const std::vector<std::int32_t> node_of{0, 0, 1, 1, 2, 2};
+  const std::vector<stats::switch_group> uplinks{
+      {0, {1, 1, 0, 0, 0, 0}}, {1, {0, 0, 1, 1, 0, 0}}, {2, {0, 0, 0, 0, 1, 1}}};
+  CHECK_FALSE(uplinks[0].crosses(0, 1));  // within the leaf
+  CHECK(uplinks[0].crosses(0, 2));
+  CHECK(uplinks[0].crosses(2, 0));        // acknowledgements come back through it too
+  CHECK_FALSE(uplinks[0].crosses(2, 4));  // another leaf's pair
+  CHECK_FALSE(uplinks[0].crosses(0, 6));  // a rank it does not list crosses nothing
+  const stats::pair_classes cls(6, node_of, uplinks);
+  const int same_leaf = cls(0, 1);
+  for (std::uint32_t a = 0; a < 6; ++a)
+    for (std::uint32_t b = 0; b < 6; ++b) {
+      if (a == b || node_of[a] == node_of[b]) continue;
+      const auto crossed = std::ranges::count_if(uplinks, [&](const auto& u) { return u.crosses(a, b); });
+      CAPTURE(a);
+      CAPTURE(b);
+      CHECK(crossed == 2);  // leaf-spine-leaf
+      CHECK(cls(a, b) == 1 + crossed);
+    }
+  CHECK(same_leaf == 0);
+}
+
 TEST_CASE("plan: controls of the slow pairs' class, not loopback pairs beside cross-node ones") {
   // 3 nodes x 2 ranks; pairs within a node run twice as fast as pairs across (rxe loopback)
   const std::vector<std::int32_t> node_of{0, 0, 1, 1, 2, 2};

@@ -132,6 +132,12 @@ inline bool across_nodes(std::span<const std::int32_t> node_of, std::uint32_t a,
 struct switch_group {
   std::int32_t sw = -1;               // the switch's index in the tree
   std::vector<std::uint8_t> members;  // by rank
+  // The pair's path goes through the uplink: one end under the switch, the other not (either
+  // way), as the pair classes count it. What the retest measures of an uplink and what the
+  // verdict reads as its evidence. A rank the group does not list crosses nothing.
+  bool crosses(std::size_t a, std::size_t b) const {
+    return a < members.size() && b < members.size() && members[a] != members[b];
+  }
 };
 
 // One NIC of a node that drives several (-d all or a list): the ranks on it. A NIC is named
