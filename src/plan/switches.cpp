@@ -7,7 +7,10 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -154,83 +157,57 @@ std::string short_host(std::string_view host) {
   return std::string(host.substr(0, host.find('.')));
 }
 
-switch_tree parse_switch_tree(std::string_view text, std::string source, bool strict) {
-  switch_tree t;
-  t.source = std::move(source);
-  std::map<std::string, std::int32_t> index;
-  std::vector<std::pair<std::int32_t, std::string>> children;  // (switch, its Switches= list)
-  std::vector<std::size_t> line_of;
-  std::size_t line_no = 0;
-  std::string logical;
+namespace {
+
+// One logical line's keys (SwitchName=, Nodes=, Switches=); `error` names what is wrong with it.
+struct switch_line {
+  std::string name, nodes, switches;
+  bool has_nodes = false, has_switches = false;
+  std::string error;
+};
+
+switch_line parse_switch_line(std::string_view l, bool strict) {
+  switch_line out;
+  std::size_t i = 0;
+  while (i < l.size()) {
+    while (i < l.size() && std::isspace(static_cast<unsigned char>(l[i]))) ++i;
+    if (i >= l.size()) break;
+    std::size_t j = i;
+    while (j < l.size() && !std::isspace(static_cast<unsigned char>(l[j]))) ++j;
+    const std::string_view tok = l.substr(i, j - i);
+    i = j;
+    const auto eq = tok.find('=');
+    if (eq == std::string_view::npos) {
+      out.error = fmt::format("'{}' is not Key=Value (lines look like SwitchName=s0 Nodes=node[1-4])", tok);
+      return out;
+    }
+    const std::string key = lower(tok.substr(0, eq));
+    const std::string value(tok.substr(eq + 1));
+    if (key == "switchname") {
+      out.name = value;
+    } else if (key == "nodes") {
+      out.nodes = value;
+      out.has_nodes = true;
+    } else if (key == "switches") {
+      out.switches = value;
+      out.has_switches = true;
+    } else if (strict && key != "linkspeed") {
+      out.error = fmt::format("unknown key '{}' (the tree form knows SwitchName, Switches, Nodes, LinkSpeed)",
+                              tok.substr(0, eq));
+      return out;
+    }
+  }
+  return out;
+}
+
+// The tree's shape, once every switch is read: each Switches= child defined and under one parent,
+// no loop, each node under one leaf. `line_of`: where each switch was defined, for the message.
+void check_switch_tree(switch_tree& t, const std::map<std::string, std::int32_t>& index,
+                       std::span<const std::pair<std::int32_t, std::string>> children,
+                       std::span<const std::size_t> line_of) {
   const auto fail = [&](std::size_t line, const std::string& what) {
     return usage_error(fmt::format("topology {} line {}: {}", t.source, line, what));
   };
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    auto end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view raw = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
-    raw = raw.substr(0, raw.find('#'));
-    const bool more = !raw.empty() && raw.back() == '\\';  // a line continued on the next
-    logical += raw.substr(0, raw.size() - (more ? 1 : 0));
-    logical += ' ';
-    if (more && pos <= text.size()) continue;
-    std::string_view l = logical;
-    std::string name, nodes, switches;
-    bool has_nodes = false, has_switches = false;
-    std::size_t i = 0;
-    while (i < l.size()) {
-      while (i < l.size() && std::isspace(static_cast<unsigned char>(l[i]))) ++i;
-      if (i >= l.size()) break;
-      std::size_t j = i;
-      while (j < l.size() && !std::isspace(static_cast<unsigned char>(l[j]))) ++j;
-      const std::string_view tok = l.substr(i, j - i);
-      i = j;
-      const auto eq = tok.find('=');
-      if (eq == std::string_view::npos) {
-        throw fail(line_no, fmt::format("'{}' is not Key=Value (lines look like SwitchName=s0 Nodes=node[1-4])", tok));
-      }
-      const std::string key = lower(tok.substr(0, eq));
-      const std::string value(tok.substr(eq + 1));
-      if (key == "switchname") {
-        name = value;
-      } else if (key == "nodes") {
-        nodes = value;
-        has_nodes = true;
-      } else if (key == "switches") {
-        switches = value;
-        has_switches = true;
-      } else if (strict && key != "linkspeed") {
-        throw fail(line_no, fmt::format("unknown key '{}' (the tree form knows SwitchName, Switches, Nodes, LinkSpeed)",
-                                        tok.substr(0, eq)));
-      }
-    }
-    logical.clear();
-    if (name.empty() && !has_nodes && !has_switches) continue;  // blank, a comment, or only extra keys
-    if (name.empty()) throw fail(line_no, "a switch without SwitchName=");
-    if (index.contains(name)) throw fail(line_no, fmt::format("switch '{}' is named twice", name));
-    const auto me = static_cast<std::int32_t>(t.switches.size());
-    index[name] = me;
-    switch_desc d;
-    d.name = name;
-    // scontrol lists an upper switch's nodes too (those below it): its Switches= say where
-    d.leaf = !has_switches;
-    try {
-      for (auto& h : d.leaf&& has_nodes ? expand_hostlist(nodes) : std::vector<std::string>{})
-        d.nodes.push_back(short_host(h));
-    } catch (const usage_error& e) {
-      throw fail(line_no, e.what());
-    }
-    if (has_switches) children.emplace_back(me, switches);
-    t.switches.push_back(std::move(d));
-    line_of.push_back(line_no);
-  }
-  if (t.switches.empty()) {
-    throw usage_error(
-        fmt::format("topology {}: no SwitchName= line; give Slurm's topology.conf (tree form)", t.source));
-  }
   for (const auto& [parent, list] : children) {
     const std::size_t at = line_of[static_cast<std::size_t>(parent)];
     std::vector<std::string> names;
@@ -274,6 +251,60 @@ switch_tree parse_switch_tree(std::string_view text, std::string source, bool st
       }
     }
   }
+}
+
+}  // namespace
+
+switch_tree parse_switch_tree(std::string_view text, std::string source, bool strict) {
+  switch_tree t;
+  t.source = std::move(source);
+  std::map<std::string, std::int32_t> index;
+  std::vector<std::pair<std::int32_t, std::string>> children;  // (switch, its Switches= list)
+  std::vector<std::size_t> line_of;
+  std::size_t line_no = 0;
+  std::string logical;
+  const auto fail = [&](std::size_t line, const std::string& what) {
+    return usage_error(fmt::format("topology {} line {}: {}", t.source, line, what));
+  };
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    auto end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view raw = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    raw = raw.substr(0, raw.find('#'));
+    const bool more = !raw.empty() && raw.back() == '\\';  // a line continued on the next
+    logical += raw.substr(0, raw.size() - (more ? 1 : 0));
+    logical += ' ';
+    if (more && pos <= text.size()) continue;
+    const switch_line l = parse_switch_line(logical, strict);
+    logical.clear();
+    if (!l.error.empty()) throw fail(line_no, l.error);
+    if (l.name.empty() && !l.has_nodes && !l.has_switches) continue;  // blank, a comment, or only extra keys
+    if (l.name.empty()) throw fail(line_no, "a switch without SwitchName=");
+    if (index.contains(l.name)) throw fail(line_no, fmt::format("switch '{}' is named twice", l.name));
+    const auto me = static_cast<std::int32_t>(t.switches.size());
+    index[l.name] = me;
+    switch_desc d;
+    d.name = l.name;
+    // scontrol lists an upper switch's nodes too (those below it): its Switches= say where
+    d.leaf = !l.has_switches;
+    try {
+      for (auto& h : d.leaf&& l.has_nodes ? expand_hostlist(l.nodes) : std::vector<std::string>{})
+        d.nodes.push_back(short_host(h));
+    } catch (const usage_error& e) {
+      throw fail(line_no, e.what());
+    }
+    if (l.has_switches) children.emplace_back(me, l.switches);
+    t.switches.push_back(std::move(d));
+    line_of.push_back(line_no);
+  }
+  if (t.switches.empty()) {
+    throw usage_error(
+        fmt::format("topology {}: no SwitchName= line; give Slurm's topology.conf (tree form)", t.source));
+  }
+  check_switch_tree(t, index, children, line_of);
   return t;
 }
 
