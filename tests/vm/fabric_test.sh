@@ -97,7 +97,7 @@ if [ "$kbit" -gt 0 ] && root_tc qdisc add dev roce5 root tbf rate "${kbit}kbit" 
     grep -E "^# (pattern|slow|healthy|judged|verdict)|^#   |rdmamesh: error|^rdmamesh job" "$tmp/port-$job.out" | sed 's/^/    /'
     left=$((left - 1))
     [ "$rc" = 0 ] && [ "$left" -gt 0 ] || break
-    echo "   port: missed (read healthy): one more job"
+    missed port
   done
   root_tc -s qdisc show dev roce5 | sed -n '1,2p' | sed 's/^/    tc: /'
   root_tc qdisc del dev roce5 root

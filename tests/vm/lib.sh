@@ -88,12 +88,15 @@ not_counted() {
   return "$ok"
 }
 
-# missed NAME: a case whose fault read healthy gets one more launch; said here and counted with
-# the reruns at the end of CI's log (the emulator's noise, never hidden)
-missed() {
-  echo "   $1: missed (read healthy): one more launch"
-  echo "${hostdir##*/vm-} $1: the fault it made read healthy, launched once more" >>"$(dirname "$hostdir")/reruns.log"
+# relaunched NAME WHY: a case launched once more, said here in one loud line and counted with the
+# reruns at the end of CI's log (the emulator's noise or its transport failures, never hidden)
+relaunched() {
+  echo "   RERUN $1: $2: one more launch"
+  echo "${hostdir##*/vm-} $1: $2, launched once more" >>"$(dirname "$hostdir")/reruns.log"
 }
+
+# missed NAME: a case whose fault read healthy gets one more launch
+missed() { relaunched "$1" "missed (the fault it made read healthy)"; }
 
 # job NAME EXPECTED_RC -- MPIRUN_ARGS -- RDMAMESH_ARGS: runs it, requires the exit code and a
 # verdict file; the console goes to $tmp/NAME.txt

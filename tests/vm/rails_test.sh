@@ -76,7 +76,7 @@ shaped() {
     case $? in
       2) continue ;;  # read healthy: missed
       0) if [ "$left" -gt 0 ] && failed_at "$tmp/$name.txt" $ranks; then
-           echo "   $name: a QP failed at the shaped port: one more launch"
+           relaunched "$name" "a QP failed at the shaped port"
            for f in "$tmp/$name".{h5,verdict.json,txt}; do mv "$f" "$f.failed"; done
            continue
          fi ;;
