@@ -2,7 +2,7 @@
 """Checks a results file of a job on nodes with several NICs (tools/softroce-vm --nodes K --rails R)
 against what the launch asked for.
 
-  check_rails.py FILE --rails R [--aligned] [--report NODE DEV]
+  check_rails.py FILE --rails R [--aligned] [--report NODE DEV] [--shaped RANK|A->B ...]
 
 Every rank drove the NIC of its rail on its own node (/ranks/rail, /ranks/device rxe_nodeI_R
 on host nodeI, /ranks/nics = R), chosen by the spread over equally near NICs; every NIC of every
@@ -10,7 +10,10 @@ node drove a rank. In every run, every same-rail pair across nodes moved data, v
 end where the run verified; cross-rail pairs did too (--rails all), or (--aligned) were not run
 and read NaN, not 0, in every matrix. --report: analysis/report on FILE has a NICs table with a
 row per NIC, DEV's (of NODE) counted with NODE to drain and no other NIC or node counted, and
-its first heatmap draws a node's NICs apart (dotted rail boundaries, recorded in the PNG)."""
+its first heatmap draws a node's NICs apart (dotted rail boundaries, recorded in the PNG).
+--shaped: the pairs through a port the test shaped (every pair of such a rank, and the pairs
+given as A->B) may move nothing in a run: a shaped port can stall a pair for a whole window, and
+that is the fault the verdict names, not a NIC that drove no rank."""
 import argparse
 import os
 import subprocess
@@ -58,6 +61,7 @@ def main():
     ap.add_argument("--rails", type=int, required=True)
     ap.add_argument("--aligned", action="store_true")
     ap.add_argument("--report", nargs=2, metavar=("NODE", "DEV"))
+    ap.add_argument("--shaped", nargs="+", default=[], metavar="RANK|A->B")
     a = ap.parse_args()
     if a.report:
         report(a.file, a.report[0], a.report[1], a.rails)
@@ -102,6 +106,12 @@ def main():
                 check((errs[run] == 0).all(), f"{g.name}: verify errors:\n{errs}")
         # one short run may see a pair of a few messages stall for its whole window (an emulated
         # port's retransmission timeout): every planned pair must move data in one run at least
+        for s in a.shaped:
+            if "->" in s:
+                src, dst = (int(x) for x in s.split("->"))
+                moved[src, dst] = True
+            else:
+                moved[int(s), :] = moved[:, int(s)] = True
         check(moved[run].all(), f"pairs that should have run moved nothing in any run:\n{moved.astype(int)}")
     sys.exit(1 if errors else 0)
 

@@ -135,7 +135,9 @@ if [ "$rate" -gt 0 ] && root_tc qdisc add dev roce2_1 root tbf rate "${rate}kbit
   for n in $(drained); do scontrol update NodeName="$n" State=RESUME; done
   for out in "$tmp"/results/rdmamesh-*.h5; do
     [ -f "$out" ] || continue
-    later "health: every NIC of every node drove a rank" "$here/check_rails.py" "$out" --rails 2
+    # (rank 3's pairs, and rank 2's with rail 1 of the other nodes, cross the shaped port)
+    later "health: every NIC of every node drove a rank" "$here/check_rails.py" "$out" --rails 2 \
+      --shaped 3 "2->1" "1->2" "2->5" "5->2"
     later "health: its verdict counts the NIC alone" "$here/check_verdict.py" "$out" "${out%.h5}.verdict.json" \
       --nic node2 rxe_node2_1
   done
