@@ -39,6 +39,22 @@ later "aligned: same-rail pairs only, the others NaN" "$here/check_rails.py" "$t
 # machine). A quarter is a NIC at about half of a healthy one in the job itself.
 rate=$(awk -v g="$(median_egress_gbps "$tmp/mesh.txt")" 'BEGIN { printf "%d", g * 1e6 / 4 }')
 
+# through_shaped DEVS: the ranks and pairs (failed_at's words) that cross node2's shaped ports DEVS:
+# every pair of the rank a port carries (node2's rail-r NIC drives rank 2 + r), and node2's other
+# NIC's pairs with rail r of the other nodes (ranks r and 4 + r): node2's route to rail r's subnet
+# is its own rail-r port, so those packets (or their acknowledgements) leave through the shaped one
+through_shaped() {
+  local d q p ranks=""
+  for d in $1; do ranks+=" $((2 + ${d: -1}))"; done
+  for d in $1; do
+    for q in 2 3; do
+      case " $ranks " in *" $q "*) continue ;; esac
+      for p in "${d: -1}" $((4 + ${d: -1})); do ranks+=" $q->$p $p->$q"; done
+    done
+  done
+  echo "$ranks"
+}
+
 # shaped NAME DEVS -- CHECK_VERDICT_ARGS: every NIC of DEVS at $rate, with --retest as a health
 # job runs (the VM's ranks of one local rank share a vCPU, so a rank beside the shaped one can
 # read slow in the run: 57 % in a CI run; alone it is fine and the verdict clears it, and only
@@ -47,24 +63,15 @@ rate=$(awk -v g="$(median_egress_gbps "$tmp/mesh.txt")" 'BEGIN { printf "%d", g 
 # accepted on the last launch, where every failed pair must cross a shaped port and the verdict
 # still names it). Sets $failed when the kept launch had failed pairs.
 shaped() {
-  local name=$1 devs=$2 d rank left=2 ranks="" q p
+  local name=$1 devs=$2 d rank left=2 ranks
   shift 3
   for d in $devs; do
-    rank=$((2 + ${d: -1}))  # node2's rail-r NIC drives rank 2 + r
-    ranks+=" $rank"
+    rank=$((2 + ${d: -1}))
     echo "== $name: $d carries rank $rank's sends; tbf at $rate kbit/s"
     [ "$rate" -gt 0 ] || { fail "$name: no egress measured in the clean mesh"; return; }
     root_tc qdisc add dev "$d" root tbf rate "${rate}kbit" burst 256kb latency 400ms || fail "$name: tc on $d"
   done
-  # the pairs that cross a shaped port: every pair of its rank, and node2's other NIC's pairs
-  # with rail r of the other nodes (ranks r and 4 + r): node2's route to rail r's subnet is its
-  # own rail-r port, so those packets (or their acknowledgements) leave through the shaped one
-  for d in $devs; do
-    for q in 2 3; do
-      case " $ranks " in *" $q "*) continue ;; esac
-      for p in "${d: -1}" $((4 + ${d: -1})); do ranks+=" $q->$p $p->$q"; done
-    done
-  done
+  ranks=$(through_shaped "$devs")
   while :; do
     left=$((left - 1))
     # unpinned: pinned by local rank, every node's rail-r rank shares one vCPU, and the shaped
@@ -135,9 +142,9 @@ if [ "$rate" -gt 0 ] && root_tc qdisc add dev roce2_1 root tbf rate "${rate}kbit
   for n in $(drained); do scontrol update NodeName="$n" State=RESUME; done
   for out in "$tmp"/results/rdmamesh-*.h5; do
     [ -f "$out" ] || continue
-    # (rank 3's pairs, and rank 2's with rail 1 of the other nodes, cross the shaped port)
+    # shellcheck disable=SC2046
     later "health: every NIC of every node drove a rank" "$here/check_rails.py" "$out" --rails 2 \
-      --shaped 3 "2->1" "1->2" "2->5" "5->2"
+      --shaped $(through_shaped roce2_1)
     later "health: its verdict counts the NIC alone" "$here/check_verdict.py" "$out" "${out%.h5}.verdict.json" \
       --nic node2 rxe_node2_1
   done
