@@ -4,6 +4,7 @@
 
 #include "rdmamesh/plan/layout.hpp"
 #include "rdmamesh/util/error.hpp"
+#include "tally.hpp"
 
 using namespace rdmamesh;
 
@@ -18,16 +19,16 @@ options with_size(std::uint64_t size) {
 }  // namespace
 
 TEST_CASE("peer_index and peer_rank are inverse and skip the rank itself") {
+  test::tally t;
   for (std::uint32_t n = 2; n <= 64; ++n) {
     for (std::uint32_t me = 0; me < n; ++me) {
       for (std::uint32_t i = 0; i + 1 < n; ++i) {
         const std::uint32_t p = plan::peer_rank(me, i);
-        REQUIRE(p != me);
-        REQUIRE(p < n);
-        REQUIRE(plan::peer_index(me, p) == i);
+        t.expect(p != me && p < n && plan::peer_index(me, p) == i, "N {}: rank {}'s peer {} is rank {}", n, me, i, p);
       }
     }
   }
+  CHECK_TALLY(t);
 }
 
 TEST_CASE("messages rotate through the receive slots of a session") {

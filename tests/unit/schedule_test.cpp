@@ -9,6 +9,7 @@
 
 #include "rdmamesh/plan/schedule.hpp"
 #include "rdmamesh/util/error.hpp"
+#include "tally.hpp"
 
 using namespace rdmamesh;
 using plan::schedule;
@@ -19,24 +20,25 @@ namespace {
 std::vector<std::set<std::pair<std::uint32_t, std::uint32_t>>> rounds_of(const schedule& s) {
   std::vector<std::set<std::pair<std::uint32_t, std::uint32_t>>> out(s.rounds());
   const std::uint32_t n = s.ranks();
+  test::tally t;
   for (std::uint32_t k = 0; k < s.rounds(); ++k) {
     std::vector<plan::round_role> roles;
     for (std::uint32_t r = 0; r < n; ++r) roles.push_back(s.role(k, r));
     for (std::uint32_t r = 0; r < n; ++r) {
       for (std::uint32_t d : roles[r].send_to) {
-        REQUIRE(d < n);
-        REQUIRE(d != r);
+        if (!t.expect(d < n && d != r, "round {}: rank {} sends to {}", k, r, d)) continue;
         out[k].insert({r, d});
         // the destination expects exactly this sender in this round
         const auto& from = roles[d].recv_from;
-        REQUIRE(std::find(from.begin(), from.end(), r) != from.end());
+        t.expect(std::ranges::find(from, r) != from.end(), "round {}: {} does not expect {}", k, d, r);
       }
       for (std::uint32_t src : roles[r].recv_from) {
-        const auto& to = roles[src].send_to;
-        REQUIRE(std::find(to.begin(), to.end(), r) != to.end());
+        t.expect(src < n && std::ranges::count(roles[src].send_to, r) == 1,
+                 "round {}: {} expects {}, who does not send", k, r, src);
       }
     }
   }
+  CHECK_TALLY(t);
   return out;
 }
 
@@ -53,20 +55,20 @@ void check_every_pair_once(const schedule& s) {
 }
 
 void check_no_rank_twice_per_round(const schedule& s) {
+  test::tally t;
   for (std::uint32_t k = 0; k < s.rounds(); ++k) {
-    std::vector<int> sends(s.ranks(), 0), recvs(s.ranks(), 0);
     for (std::uint32_t r = 0; r < s.ranks(); ++r) {
       const auto role = s.role(k, r);
-      sends[r] += static_cast<int>(role.send_to.size());
-      recvs[r] += static_cast<int>(role.recv_from.size());
-      REQUIRE(role.send_to.size() <= 1);
-      REQUIRE(role.recv_from.size() <= 1);
+      t.expect(role.send_to.size() <= 1 && role.recv_from.size() <= 1, "round {}: rank {} sends {}, receives {}", k, r,
+               role.send_to.size(), role.recv_from.size());
       // a pairs round pairs each rank with at most one partner
       if (s.pattern() == pattern_kind::pairs && !role.send_to.empty() && !role.recv_from.empty()) {
-        REQUIRE(role.send_to.front() == role.recv_from.front());
+        t.expect(role.send_to.front() == role.recv_from.front(), "round {}: rank {} sends to {}, receives from {}", k,
+                 r, role.send_to.front(), role.recv_from.front());
       }
     }
   }
+  CHECK_TALLY(t);
 }
 
 }  // namespace
@@ -103,11 +105,13 @@ TEST_CASE("pairs: circle method, disjoint pairs, each direction once, with and w
       check_every_pair_once(s);
       check_no_rank_twice_per_round(s);
       // odd N: each rank sits out exactly one circle round
+      test::tally t;
       for (std::uint32_t r = 0; r < n; ++r) {
         std::uint32_t byes = 0;
         for (std::uint32_t k = 0; k < circle; ++k) byes += s.circle_partner(k, r).has_value() ? 0 : 1;
-        CHECK(byes == (n % 2 == 0 ? 0 : 1));
+        t.expect(byes == (n % 2 == 0 ? 0 : 1), "rank {} sits out {} round(s)", r, byes);
       }
+      CHECK_TALLY(t);
     }
   }
 }
@@ -122,7 +126,7 @@ TEST_CASE("incast: every other rank sends to the target, one round per target") 
     CHECK(one.rounds() == 1);
     const auto rounds = rounds_of(one);
     CHECK(rounds[0].size() == n - 1);
-    for (const auto& [src, dst] : rounds[0]) CHECK(dst == n - 1);
+    CHECK(std::ranges::all_of(rounds[0], [&](const auto& sd) { return sd.second == n - 1; }));
   }
 }
 
@@ -144,14 +148,16 @@ TEST_CASE("N = 100 000: a rank's whole pairs and shift schedule, one round at a 
   CHECK(pairs.rounds() == n - 1);
   for (std::uint32_t r : {0u, 1u, 4242u, n - 1}) {
     std::vector<bool> met(n, false);
+    test::tally t;
     for (std::uint32_t k = 0; k < pairs.rounds(); ++k) {
       const auto p = pairs.circle_partner(k, r);
-      REQUIRE(p.has_value());
-      REQUIRE(*p != r);
-      REQUIRE(pairs.circle_partner(k, *p) == r);  // symmetric
-      REQUIRE_FALSE(met[*p]);                     // each partner once
+      if (!t.expect(p.has_value() && *p != r && *p < n, "round {}: rank {} has no other partner", k, r)) continue;
+      // symmetric, and each partner once
+      t.expect(pairs.circle_partner(k, *p) == r && !met[*p],
+               "round {}: rank {} meets {}, not its partner or met before", k, r, *p);
       met[*p] = true;
     }
+    CHECK_TALLY(t);
     std::uint64_t shift_sum = 0;
     for (std::uint32_t k = 0; k < shift.rounds(); ++k) shift_sum += shift.role(k, r).send_to.front();
     CHECK(shift_sum == std::uint64_t{n} * (n - 1) / 2 - r);  // every other rank exactly once

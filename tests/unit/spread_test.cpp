@@ -12,6 +12,7 @@
 
 #include "rdmamesh/cli/options.hpp"
 #include "rdmamesh/plan/spread.hpp"
+#include "tally.hpp"
 
 using namespace rdmamesh;
 
@@ -43,16 +44,15 @@ plan::spread_plan spread_plan_of(const spread_shape& f, std::uint32_t k, std::ui
 void check_plan(const plan::spread_plan& p, const spread_shape& f) {
   const std::size_t n = f.node_of.size();
   std::vector<std::vector<std::uint32_t>> to(n), from(n);
+  test::tally pairs, ranks;
   for (const auto& round : p.rounds) {
     std::vector<int> sends(n, 0), receives(n, 0);
     std::set<std::int32_t> up, down;  // leaves something left, leaves something reached
     for (const auto& [a, b] : round) {
-      REQUIRE(a < n);
-      REQUIRE(b < n);
-      REQUIRE(a != b);
-      CHECK(f.rail_of[a] == f.rail_of[b]);
-      if (p.reach == plan::spread_reach::leaves) CHECK(f.leaf_of[a] != f.leaf_of[b]);
-      if (p.reach == plan::spread_reach::nodes) CHECK(f.node_of[a] != f.node_of[b]);
+      if (!pairs.expect(a < n && b < n && a != b, "{} -> {}: not two distinct ranks of {}", a, b, n)) continue;
+      pairs.expect(f.rail_of[a] == f.rail_of[b], "{} -> {}: crosses rails", a, b);
+      if (p.reach == plan::spread_reach::leaves) pairs.expect(f.leaf_of[a] != f.leaf_of[b], "{} -> {}: one leaf", a, b);
+      if (p.reach == plan::spread_reach::nodes) pairs.expect(f.node_of[a] != f.node_of[b], "{} -> {}: one node", a, b);
       ++sends[a];
       ++receives[b];
       to[a].push_back(b);
@@ -64,8 +64,8 @@ void check_plan(const plan::spread_plan& p, const spread_shape& f) {
     }
     // one flow each way per rank: nothing contends inside a NIC
     for (std::size_t r = 0; r < n; ++r) {
-      CHECK(sends[r] <= 1);
-      CHECK(sends[r] == receives[r]);
+      ranks.expect(sends[r] <= 1 && sends[r] == receives[r], "rank {}: {} send(s), {} receive(s) in a round", r,
+                   sends[r], receives[r]);
     }
     if (p.reach == plan::spread_reach::leaves) {
       const std::set<std::int32_t> leaves(f.leaf_of.begin(), f.leaf_of.end());
@@ -73,14 +73,18 @@ void check_plan(const plan::spread_plan& p, const spread_shape& f) {
       CHECK(down == leaves);
     }
   }
+  CHECK_TALLY(pairs);
   for (auto r : f.members) {
     if (std::ranges::find(p.alone, r) != p.alone.end()) continue;
     for (auto* side : {&to[r], &from[r]}) {
       std::set<std::uint32_t> distinct(side->begin(), side->end());
-      CHECK(distinct.size() == side->size());  // a new partner every round
-      CHECK(side->size() >= p.partners);
+      // a new partner every round
+      ranks.expect(distinct.size() == side->size() && side->size() >= p.partners,
+                   "rank {}: {} partner(s) one way, {} distinct, {} asked", r, side->size(), distinct.size(),
+                   p.partners);
     }
   }
+  CHECK_TALLY(ranks);
 }
 
 }  // namespace
