@@ -5,6 +5,7 @@
 #include <limits>
 #include <span>
 
+#include "rdmamesh/app/shared_draws.hpp"
 #include "rdmamesh/io/report.hpp"
 #include "rdmamesh/stats/outliers.hpp"
 #include "rdmamesh/stats/series.hpp"
@@ -72,7 +73,16 @@ void gather_bandwidth(const context& c, const engine::core& base, rank_run& acc,
     host_rounds = guarded(c, base, "gathering host use by round",
                           [&] { return c.w.gather(std::span<const engine::host_use>(acc.host_rounds)); });
   }
-  if (c.me != 0) return;
+  // the finder's settings, on every rank: each draws a share of the run's false-alarm draws
+  const stats::finder_settings judge{.slow_pct = c.o.slow_pct,
+                                     .expect_bps = c.expect_floor_bps,
+                                     .counted = c.o.duration_mode(),
+                                     .max_quantum = plan::cq_mod_for(c.o, r.size, c.window),
+                                     .min_pair_s = 0.1};
+  if (c.me != 0) {
+    if (!retest.plan) shared_draws(c, base, judge, nullptr);
+    return;
+  }
   r.host = host;
   r.bw = stats::assemble(rows, c.n, r.size, receiver_sees_messages(c.o.op));
   if (retest.plan) {  // a few pairs alone: their verdicts, not outliers among themselves
@@ -83,13 +93,9 @@ void gather_bandwidth(const context& c, const engine::core& base, rank_run& acc,
     r.retest_controls = retest.plan->controls.size();
     r.retest_controls_pct = stats::control_pcts(*retest.plan, r.bw->tx_bw, c.classes);
   } else {
-    const stats::finder_settings judge{.slow_pct = c.o.slow_pct,
-                                       .expect_bps = c.expect_floor_bps,
-                                       .counted = c.o.duration_mode(),
-                                       .max_quantum = plan::cq_mod_for(c.o, r.size, c.window),
-                                       .min_pair_s = 0.1};
     r.outliers = stats::find_outliers(*r.bw, r.size, c.node_of, judge, c.uplinks, c.nics);
-    r.false_alarms = stats::estimate_false_alarms(*r.bw, r.size, c.node_of, judge, c.uplinks, c.nics, *r.outliers);
+    const auto model = stats::model_for_draws(*r.bw, r.size, c.node_of, judge, c.uplinks, c.nics, *r.outliers);
+    r.false_alarms = shared_draws(c, base, judge, &model);
     r.outlier_text = io::outlier_lines(r, c.ranks, c.uplink_names);
   }
 }

@@ -133,6 +133,21 @@ std::vector<std::uint64_t> world::reduce_sum(std::span<const std::uint64_t> mine
   return out;
 }
 
+request world::ibcast(std::span<std::byte> buf) const {
+  MPI_Request r = MPI_REQUEST_NULL;
+  check(MPI_Ibcast(buf.data(), bytes(buf.size()), MPI_BYTE, 0, comm_, &r), "MPI_Ibcast");
+  return request(r);
+}
+
+request world::ireduce_sum(std::span<const std::uint64_t> mine, std::span<std::uint64_t> out) const {
+  if (rank_ == 0 && out.size() != mine.size()) throw mpi_error("ireduce_sum: out has the wrong length");
+  MPI_Request r = MPI_REQUEST_NULL;
+  check(MPI_Ireduce(mine.data(), rank_ == 0 ? out.data() : nullptr, bytes(mine.size()), MPI_UINT64_T, MPI_SUM, 0, comm_,
+                    &r),
+        "MPI_Ireduce(MPI_SUM)");
+  return request(r);
+}
+
 std::vector<std::string> world::allgather_strings(const std::string& mine) const {
   const int len = bytes(mine.size());
   std::vector<int> lens(static_cast<std::size_t>(size_));

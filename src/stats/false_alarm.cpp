@@ -21,11 +21,7 @@ namespace {
 constexpr double t3_robust = 1.1341;
 constexpr double tail_dof = 3;
 
-struct pair_draw {
-  std::uint32_t a, b;
-  double centre;  // log bytes/s: its cohort's healthy median
-  double secs;
-};
+using pair_draw = draw_model::pair;
 
 // Whether a pair is a named cause's: an end in a named rank, node or NIC, through a named
 // uplink, or the named link itself.
@@ -130,15 +126,16 @@ double effect_scale(double robust, double noise, double k) {
 
 }  // namespace
 
-false_alarms estimate_false_alarms(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
-                                   const finder_settings& s, std::span<const switch_group> uplinks,
-                                   std::span<const nic_group> nics, const outlier_report& judged,
-                                   const false_alarm_settings& fa) {
-  false_alarms out;
+draw_model model_for_draws(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
+                           const finder_settings& s, std::span<const switch_group> uplinks,
+                           std::span<const nic_group> nics, const outlier_report& judged) {
+  draw_model out;
   if (!std::isfinite(judged.threshold_pct) || msg_size == 0) return out;
-  const auto pairs = centres(m, node_of, uplinks, nics, judged);
-  if (pairs.empty()) return out;
+  out.pairs = centres(m, node_of, uplinks, nics, judged);
+  if (out.pairs.empty()) return out;
   const std::uint32_t n = m.tx_bw.n;
+  out.n = n;
+  out.msg_size = msg_size;
   const effects_fit fit = fit_effects(m, node_of);
   const auto typical = [&](const std::vector<std::uint32_t>& count) {
     std::vector<double> k;
@@ -147,49 +144,81 @@ false_alarms estimate_false_alarms(const run_matrices& m, std::uint64_t msg_size
     return median_of(std::move(k));
   };
   const auto named = named_ranks(judged, node_of, nics, n);
-  const double send_t =
-      effect_scale(healthy_scale(fit.send, fit.n_send, named, fit.send_scale), fit.noise, typical(fit.n_send));
-  const double recv_t =
-      effect_scale(healthy_scale(fit.recv, fit.n_recv, named, fit.recv_scale), fit.noise, typical(fit.n_recv));
-  const double step = s.counted ? static_cast<double>(std::max<std::uint64_t>(judged.quantum, 1)) : 0;
+  out.send_t = effect_scale(healthy_scale(fit.send, fit.n_send, named, fit.send_scale), fit.noise, typical(fit.n_send));
+  out.recv_t = effect_scale(healthy_scale(fit.recv, fit.n_recv, named, fit.recv_scale), fit.noise, typical(fit.n_recv));
+  out.step = s.counted ? static_cast<double>(std::max<std::uint64_t>(judged.quantum, 1)) : 0;
   // what the pairs spread beyond their counts' own steps (-n: all of it)
   std::vector<double> lambdas;
-  for (const auto& p : pairs) lambdas.push_back(std::exp(p.centre) * p.secs / static_cast<double>(msg_size));
-  const double count_var = step > 0 ? step / std::max(median_of(lambdas), 1.0) : 0;
-  const double pair_sd = std::sqrt(std::max(fit.noise * fit.noise - count_var, 0.0));
+  for (const auto& p : out.pairs) lambdas.push_back(std::exp(p.centre) * p.secs / static_cast<double>(msg_size));
+  const double count_var = out.step > 0 ? out.step / std::max(median_of(lambdas), 1.0) : 0;
+  out.pair_sd = std::sqrt(std::max(fit.noise * fit.noise - count_var, 0.0));
+  // the run's shape, which every draw keeps: each scheduled pair's round, seconds and flags
+  for (std::uint32_t a = 0; a < n; ++a) {
+    for (std::uint32_t b = 0; b < n; ++b) {
+      const double secs = m.tx_s.at(a, b);
+      if (m.round.at(a, b) >= 0 || m.flags.at(a, b) != 0 || !std::isnan(secs))
+        out.slots.push_back({a, b, m.round.at(a, b), m.flags.at(a, b), secs});
+    }
+  }
+  return out;
+}
 
+false_alarms draw_false_alarms(const draw_model& model, std::span<const std::int32_t> node_of, const finder_settings& s,
+                               std::span<const switch_group> uplinks, std::span<const nic_group> nics,
+                               std::uint32_t first, std::uint32_t stride, const false_alarm_settings& fa) {
+  false_alarms out;
+  if (model.pairs.empty() || stride == 0) return out;
+  const std::uint32_t n = model.n;
+  const double size = static_cast<double>(model.msg_size);
   // --expect's floor is the user's, not noise: a fabric below it is below it in every draw
   finder_settings noise_only = s;
   noise_only.expect_bps = 0;
-  std::mt19937_64 g(fa.seed);
-  std::student_t_distribution<double> t(tail_dof);
-  std::normal_distribution<double> z(0, 1);
   run_matrices r;
   r.tx_bw = square<double>(n, nan);
   r.tx_msgs = square<std::uint64_t>(n, 0);
-  r.tx_s = m.tx_s;
-  r.flags = m.flags;
-  r.round = m.round;
+  r.tx_s = square<double>(n, nan);
+  r.flags = square<std::uint8_t>(n, 0);
+  r.round = square<std::int32_t>(n, -1);
+  for (const auto& sl : model.slots) {
+    r.tx_s.at(sl.a, sl.b) = sl.secs;
+    r.flags.at(sl.a, sl.b) = sl.flags;
+    r.round.at(sl.a, sl.b) = sl.round;
+  }
   std::vector<double> send(n), recv(n);
   const auto start = std::chrono::steady_clock::now();
-  while (out.drawn < fa.max_draws &&
-         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < fa.max_seconds) {
-    for (auto& e : send) e = send_t * t(g);
-    for (auto& e : recv) e = recv_t * t(g);
-    for (const auto& p : pairs) {
-      const double rate = std::exp(p.centre + send[p.a] + recv[p.b] + pair_sd * z(g));
-      const double expected = rate * p.secs / static_cast<double>(msg_size);
+  for (std::uint32_t k = first; k < fa.max_draws; k += stride) {
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= fa.max_seconds) break;
+    // draw k from its own seed: the same figure whichever rank draws it
+    std::seed_seq seed{fa.seed, std::uint64_t{k}};
+    std::mt19937_64 g(seed);
+    // fresh distributions too: a normal keeps the second value of each pair it makes
+    std::student_t_distribution<double> t(tail_dof);
+    std::normal_distribution<double> z(0, 1);
+    for (auto& e : send) e = model.send_t * t(g);
+    for (auto& e : recv) e = model.recv_t * t(g);
+    for (const auto& p : model.pairs) {
+      const double rate = std::exp(p.centre + send[p.a] + recv[p.b] + model.pair_sd * z(g));
+      const double expected = rate * p.secs / size;
       // duration mode: a count in the run's steps (Poisson in steps); -n: exact counts, its time drawn
       double msgs = expected;
-      if (step > 0) msgs = step * static_cast<double>(std::poisson_distribution<std::uint64_t>(expected / step)(g));
+      if (model.step > 0)
+        msgs = model.step * static_cast<double>(std::poisson_distribution<std::uint64_t>(expected / model.step)(g));
       r.tx_msgs.at(p.a, p.b) = static_cast<std::uint64_t>(std::llround(msgs));
-      r.tx_bw.at(p.a, p.b) = msgs * static_cast<double>(msg_size) / p.secs;
+      r.tx_bw.at(p.a, p.b) = msgs * size / p.secs;
     }
-    const auto rep = find_outliers(r, msg_size, node_of, noise_only, uplinks, nics);
+    const auto rep = find_outliers(r, model.msg_size, node_of, noise_only, uplinks, nics);
     ++out.drawn;
     out.named += std::ranges::any_of(rep.found, names_a_cause);
   }
   return out;
+}
+
+false_alarms estimate_false_alarms(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
+                                   const finder_settings& s, std::span<const switch_group> uplinks,
+                                   std::span<const nic_group> nics, const outlier_report& judged,
+                                   const false_alarm_settings& fa) {
+  return draw_false_alarms(model_for_draws(m, msg_size, node_of, s, uplinks, nics, judged), node_of, s, uplinks, nics,
+                           0, 1, fa);
 }
 
 }  // namespace rdmamesh::stats

@@ -3,6 +3,8 @@
 // by all ranks, and differing options are caught before anything connects.
 #include <doctest/doctest.h>
 
+#include <array>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -101,6 +103,30 @@ TEST_CASE("a partner exchange delivers each partner's records in the partner's p
     CAPTURE(partners[i]);
     CHECK(x.received[2 * i].qp_num == info_for(partners[i], me).qp_num);
     CHECK(x.received[2 * i + 1].qp_num == info_for(partners[i], me + n).qp_num);
+  }
+}
+
+TEST_CASE("ibcast brings rank 0's bytes to every rank and ireduce_sum adds every rank's counts on rank 0") {
+  // how rank 0 hands out the false-alarm draws and collects their counts, polled meanwhile
+  const mpi::world w;
+  std::vector<std::byte> buf(300, std::byte{0});
+  if (w.rank() == 0)
+    for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<std::byte>(i * 7);
+  mpi::request b = w.ibcast(buf);
+  while (!b.test()) {
+  }
+  for (std::size_t i = 0; i < buf.size(); ++i) CHECK(buf[i] == static_cast<std::byte>(i * 7));
+  const std::array<std::uint64_t, 2> mine{1, static_cast<std::uint64_t>(w.rank())};
+  std::array<std::uint64_t, 2> sum{99, 99};
+  mpi::request r = w.ireduce_sum(mine, sum);
+  while (!r.test()) {
+  }
+  const auto n = static_cast<std::uint64_t>(w.size());
+  if (w.rank() == 0) {
+    CHECK(sum[0] == n);
+    CHECK(sum[1] == n * (n - 1) / 2);
+  } else {
+    CHECK(sum[0] == 99);  // only rank 0's is written
   }
 }
 

@@ -107,6 +107,11 @@ class world {
 
   // Elementwise sum of every rank's `mine` on root (empty elsewhere).
   std::vector<std::uint64_t> reduce_sum(std::span<const std::uint64_t> mine, int root = 0) const;
+  // Non-blocking twins, for a wait that listens for dead peers meanwhile: rank 0's `buf` into
+  // every rank's (the same length everywhere), and the sum of `mine` into rank 0's `out`. The
+  // buffers must live, untouched, until the request completes.
+  request ibcast(std::span<std::byte> buf) const;
+  request ireduce_sum(std::span<const std::uint64_t> mine, std::span<std::uint64_t> out) const;
 
   // send holds `per_rank` elements for each destination rank, in rank order; the result holds
   // `per_rank` elements from each source rank.

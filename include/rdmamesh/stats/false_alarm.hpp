@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "rdmamesh/stats/matrix.hpp"
 #include "rdmamesh/stats/median.hpp"
@@ -33,8 +34,42 @@ struct false_alarm_settings {
   std::uint64_t seed = 1;  // the same run, the same figure
 };
 
-// `judged`: the finder's report on this run (its count step); nothing is drawn for a run the
-// finder could not judge.
+// What the draws need of a measured run: each measured pair's healthy centre, the spreads drawn
+// around them, and the shape (round, seconds, flags) of every scheduled pair. A few words per
+// pair, so that rank 0 can hand it to every rank and each draws a share.
+struct draw_model {
+  struct pair {
+    std::uint32_t a, b;
+    double centre;  // log bytes/s: its cohort's healthy median
+    double secs;
+  };
+  struct slot {
+    std::uint32_t a, b;
+    std::int32_t round;
+    std::uint8_t flags;
+    double secs;
+  };
+  std::uint32_t n = 0;
+  std::uint64_t msg_size = 0;
+  double send_t = 0, recv_t = 0;  // t scales of the ranks' send and receive effects
+  double pair_sd = 0;             // a pair's own spread beyond its count's step
+  double step = 0;                // the count step (0: -n, exact counts)
+  std::vector<pair> pairs;        // empty: nothing to draw (a run the finder could not judge)
+  std::vector<slot> slots;
+};
+
+// `judged`: the finder's report on this run (its count step).
+draw_model model_for_draws(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
+                           const finder_settings& s, std::span<const switch_group> uplinks,
+                           std::span<const nic_group> nics, const outlier_report& judged);
+
+// Draws first, first + stride, ... below fa.max_draws (for fa.max_seconds at most), each from its
+// own seed: split over ranks, the shares add up to what one rank drawing them all states.
+false_alarms draw_false_alarms(const draw_model& model, std::span<const std::int32_t> node_of, const finder_settings& s,
+                               std::span<const switch_group> uplinks, std::span<const nic_group> nics,
+                               std::uint32_t first, std::uint32_t stride, const false_alarm_settings& fa = {});
+
+// The two above on one rank. Nothing is drawn for a run the finder could not judge.
 false_alarms estimate_false_alarms(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
                                    const finder_settings& s, std::span<const switch_group> uplinks,
                                    std::span<const nic_group> nics, const outlier_report& judged,
