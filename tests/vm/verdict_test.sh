@@ -96,8 +96,10 @@ grep -qE "^#     why: (rate: no error or congestion counter apart|link: .* on rx
   fail "tbf-half: the counted cause is neither rate nor link on node2's port"
 # a lost packet costs its QP a retransmit: 1 % over 4 s hit only a few of node2's QPs in 1 of 3
 # runs (suspect links, the run's noise at ±75-85 %: tools/bench-verdict's loss row); 3 % over
-# 2 s named node2 in 3 of 3 at 8-13 % of the median, far from that noise
-sick loss netem loss 3% --
+# 2 s named node2 in 3 of 3 at 8-13 % of the median, far from that noise. Two launches at most:
+# with both host cores busy beside the VM, every pair starved of CPU can be as slow as node2's
+# lossy ones (theirs at ~70 % of the median, inside a run's ±28 %), and the run reads healthy
+tries=2 sick loss netem loss 3% --
 # the lost packets are in node2's own port counters: its requests retransmitted
 grep -qE "^# port: rxe_node2 port 1 of node2: .*completer_retry_err \+[0-9]+" "$tmp/loss.txt" ||
   fail "loss: node2's port counters show no retransmit"
@@ -108,7 +110,7 @@ later "loss: the verdict file's cause is a link one" "$here/check_verdict.py" "$
   --node node2 --category link
 # the same loss on what the switch sends node2: the others retransmit, node2's port counts the
 # gaps (out-of-sequence requests); still node2's link
-dev=roce2p side="(sends|receives)" sick loss-in netem loss 3% --
+tries=2 dev=roce2p side="(sends|receives)" sick loss-in netem loss 3% --
 grep -qE "^#     why: link: .* on rxe_node2 \(the other ports' median: " "$tmp/loss-in.txt" ||
   fail "loss-in: the counted cause is not a link one with node2's counters"
 later "loss-in: the verdict file's cause is a link one" "$here/check_verdict.py" "$tmp/loss-in.h5" \
