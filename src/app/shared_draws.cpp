@@ -21,8 +21,8 @@ struct head {
   std::uint64_t pairs, slots;
 };
 
-// Larger models (the mesh of thousands of ranks: every rank would hold the run's whole shape)
-// rank 0 draws alone, within the draws' time bound.
+// Where one rank's draws would take more memory (thousands of ranks: each draw fills n x n
+// matrices, on every rank of a node at once), rank 0 draws alone, within the draws' time bound.
 constexpr std::size_t max_shared_bytes = std::size_t{64} << 20;
 
 template <class T>
@@ -64,9 +64,9 @@ stats::draw_model decode(std::span<const std::byte> in) {
 stats::false_alarms shared_draws(const context& c, const engine::core& base, const stats::finder_settings& judge,
                                  const stats::draw_model* model) {
   std::vector<std::byte> wire;
-  if (model != nullptr && !model->pairs.empty()) wire = encode(*model);
+  if (model != nullptr && !model->pairs.empty() && stats::draw_bytes(*model) <= max_shared_bytes) wire = encode(*model);
   // its length first: the other ranks wait here while rank 0 judges the run (0: nothing to share)
-  std::uint64_t len = wire.size() <= max_shared_bytes ? wire.size() : 0;
+  std::uint64_t len = wire.size();
   {
     mpi::request req = c.w.ibcast(std::as_writable_bytes(std::span(&len, 1)));
     wait_listening(c, base, "receiving the false-alarm draws' model", req);
@@ -80,7 +80,9 @@ stats::false_alarms shared_draws(const context& c, const engine::core& base, con
     mpi::request req = c.w.ibcast(wire);
     wait_listening(c, base, "receiving the false-alarm draws' model", req);
   }
-  const stats::draw_model received = c.me == 0 ? stats::draw_model{} : decode(wire);
+  // ranks past the draws' number have none to draw (draw_false_alarms returns at once)
+  const stats::draw_model received =
+      c.me == 0 || c.me >= stats::false_alarm_settings{}.max_draws ? stats::draw_model{} : decode(wire);
   const auto mine =
       stats::draw_false_alarms(c.me == 0 ? *model : received, c.node_of, judge, c.uplinks, c.nics, c.me, c.n);
   const std::array<std::uint64_t, 2> counts{mine.drawn, mine.named};

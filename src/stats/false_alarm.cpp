@@ -163,11 +163,20 @@ draw_model model_for_draws(const run_matrices& m, std::uint64_t msg_size, std::s
   return out;
 }
 
+std::size_t draw_bytes(const draw_model& model) {
+  // tx_bw, tx_msgs, tx_s, flags and round of draw_false_alarms' run
+  constexpr std::size_t per_pair =
+      2 * sizeof(double) + sizeof(std::uint64_t) + sizeof(std::uint8_t) + sizeof(std::int32_t);
+  const std::size_t n = model.n;
+  return n * n * per_pair + model.pairs.size() * sizeof(draw_model::pair) +
+         model.slots.size() * sizeof(draw_model::slot);
+}
+
 false_alarms draw_false_alarms(const draw_model& model, std::span<const std::int32_t> node_of, const finder_settings& s,
                                std::span<const switch_group> uplinks, std::span<const nic_group> nics,
                                std::uint32_t first, std::uint32_t stride, const false_alarm_settings& fa) {
   false_alarms out;
-  if (model.pairs.empty() || stride == 0) return out;
+  if (model.pairs.empty() || stride == 0 || first >= fa.max_draws) return out;
   const std::uint32_t n = model.n;
   const double size = static_cast<double>(model.msg_size);
   // --expect's floor is the user's, not noise: a fabric below it is below it in every draw

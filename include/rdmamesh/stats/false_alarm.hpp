@@ -10,6 +10,7 @@
 // false-alarm rate of one run on such a fabric (the retest, where asked for, is what clears them).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -62,6 +63,9 @@ struct draw_model {
 draw_model model_for_draws(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
                            const finder_settings& s, std::span<const switch_group> uplinks,
                            std::span<const nic_group> nics, const outlier_report& judged);
+
+// The memory one rank's draws take: the model and the n x n matrices each draw fills and judges.
+std::size_t draw_bytes(const draw_model& model);
 
 // Draws first, first + stride, ... below fa.max_draws (for fa.max_seconds at most), each from its
 // own seed: split over ranks, the shares add up to what one rank drawing them all states.
