@@ -27,6 +27,10 @@ std::string stuck_line(const context& c, const std::optional<liveness::verdict>&
     return fmt::format("{}: ended the job because rank {} gave up: {}", me, v->reporter, v->reason);
   }
   if (v && v->rank < 0) return fmt::format("{}: the job ended while {}: {}", me, what, v->reason);
+  if (v && v->rank == static_cast<int>(c.me)) {
+    // this rank did not run (stopped, starved) and the others named it: it says so, not "itself"
+    return fmt::format("{}: named as silent ({}) while {}; results so far are kept", me, v->reason, what);
+  }
   if (v) {
     const auto r = static_cast<std::uint32_t>(v->rank);
     return fmt::format("{}: rank {} ({}) stopped answering ({}) while {}; results so far are kept", me, r,
@@ -55,7 +59,7 @@ void wait_listening(const context& c, const engine::core& base, const char* what
                  bound);
   while (!req.test()) {
     if (auto v = c.live.tick(engine::clock::now(), judge)) {
-      c.give_up(stuck_line(c, v, base.suspects(), what), v, base.suspects());
+      c.give_up(stuck_line(c, v, base.suspects(), what), *v);
     }
     std::this_thread::yield();
   }

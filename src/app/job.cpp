@@ -21,24 +21,13 @@ namespace rdmamesh::app {
 namespace {
 
 // Who fell silent, and how this rank knows: rank 0 tells every rank, the others tell rank 0.
-void tell_who(const options& o, std::uint32_t me, liveness& live, const std::string& line,
-              const std::optional<liveness::verdict>& v, const std::vector<std::uint32_t>& suspects) {
-  int culprit = -1;
-  std::string reason = line;
-  if (v && v->rank >= 0) {
-    culprit = v->rank;
-    reason = v->reporter >= 0 || v->from_root ? v->reason : fmt::format("rank {} {}", me, v->reason);
-  } else if (!v && suspects.size() == 1) {
-    // one failed path: the peer is the likelier end (a dead process), and rank 0's own beats
-    // from it settle the rest
-    culprit = static_cast<int>(suspects.front());
-    reason = fmt::format("rank {}'s RDMA retries to it ran out", me);
-  }  // several failed paths share this rank's end: the line names the paths, no culprit
+void tell_who(const options& o, std::uint32_t me, liveness& live, const liveness::verdict& v) {
+  const std::string reason = v.reporter >= 0 || v.from_root ? v.reason : fmt::format("rank {} {}", me, v.reason);
   if (me == 0) {
-    live.announce(culprit, reason, 1.0);
-    if (v && v->reporter >= 0) live.acknowledge(v->reporter);
-  } else if (!(v && v->from_root)) {
-    live.report(culprit, reason, o.timeout_s + 5);  // rank 0 may be in a collective: its watchdog then writes
+    live.announce(v.rank, reason, 1.0);
+    if (v.reporter >= 0) live.acknowledge(v.reporter);
+  } else if (!v.from_root) {
+    live.report(v.rank, reason, o.timeout_s + 5);  // rank 0 may be in a collective: its watchdog then writes
   }
 }
 
@@ -124,10 +113,9 @@ int run_job(const mpi::world& w, const options& o, setup& s) {
     std::fflush(stderr);
     if (me == 0) book.abandon("incomplete: " + line);
   };
-  auto give_up = [&](const std::string& line, const std::optional<liveness::verdict>& v,
-                     const std::vector<std::uint32_t>& suspects) {
+  auto give_up = [&](const std::string& line, const liveness::verdict& v) {
     leave(line);
-    tell_who(o, me, live, line, v, suspects);
+    tell_who(o, me, live, v);
     std::_Exit(exit_system);
   };
   // the watchdog's thread must not call MPI while the main thread sits in a collective

@@ -88,8 +88,8 @@ rank_run measure_rounds(const context& c, Engine& eng, const plan::subset_schedu
   rank_run acc = empty_run<Engine>(c, c.o.round_seconds(retest_round));
   if constexpr (std::is_same_v<Engine, engine::stream>) eng.set_duration(c.o.round_seconds(retest_round));
   const engine::core& base = eng.base();
-  auto on_stuck = [&](const std::optional<liveness::verdict>& v, const std::string& what) {
-    c.give_up(stuck_line(c, v, base.suspects(), what), v, base.suspects());
+  auto on_stuck = [&](const liveness::verdict& v, const std::string& what) {
+    c.give_up(stuck_line(c, v, base.suspects(), what), v);
   };
   for (std::uint32_t round = 0; round < sched.rounds(); ++round) {
     const plan::round_role role = sched.role(round, c.me);

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Assert what a results file says after a fault: which pairs failed, what survived, how it ended.
 
-  check_faults.py FILE pair-failed SRC DST        only SRC<->DST flagged, with the completion status named
+  check_faults.py FILE pair-failed SRC DST [STATUS]  only SRC<->DST flagged, with the completion status named
+                                                  (default: remote access error)
   check_faults.py FILE corrupt SRC DST MSG        one mismatch, on SRC->DST, naming the message
   check_faults.py FILE incomplete RUNS TEXT       complete=0, status contains TEXT, RUNS whole runs kept
   check_faults.py FILE interrupted RUNS           complete=0, RUNS runs, the last one cut short but measured
@@ -39,6 +40,7 @@ def main():
         status = f.attrs["status"]
         if what == "pair-failed":
             src, dst = int(args[0]), int(args[1])
+            want = args[2] if len(args) > 2 else "remote access error"
             check(int(f.attrs["complete"]) == 1, f"complete is {f.attrs['complete']}: the rest of the mesh must finish")
             check(status == "finished with failures", f"status is {status!r}")
             run = runs[0]
@@ -54,8 +56,8 @@ def main():
                         check(total[a, b] > 0, f"healthy pair {a}->{b} completed {total[a, b]} sends")
             events = [e.decode() if isinstance(e, bytes) else e for e in run["events"][:]]
             named = [e for e in events if e.startswith(f"rank {src} -> rank {dst}:")]
-            check(any("remote access error" in e and "vendor_err" in e for e in named),
-                  f"no event names the remote access error of {src}->{dst}: {events}")
+            check(any(want in e and "vendor_err" in e for e in named),
+                  f"no event names the {want} of {src}->{dst}: {events}")
         elif what == "corrupt":
             src, dst, msg = int(args[0]), int(args[1]), int(args[2])
             run = runs[0]

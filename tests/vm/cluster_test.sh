@@ -90,6 +90,38 @@ assert [d["node"] for d in doc["drain"]] == ["node3"], doc["drain"]
 assert doc["drain"][0]["reason"].startswith("rdmamesh: config: NIC rxe_node3 of node3: MTU 4096"), doc["drain"]
 PY
 
+# A path that fails while both ends live is a failed pair, not a dead rank: the wire from node2's
+# RoCE port drops every packet to node3 (rxe's UDP port only; MPI's TCP is untouched; dropped at
+# the bridge's side, as a cable would: a drop at the port itself is an error rxe's sender sees and
+# retries at once, forever, which no wire does), so both QPs
+# between them run out of retries, and rank 0 is stopped for 6 s (far under --timeout) while
+# the others wait for it at the round's count exchange, as ranks wait behind a rank that
+# drains its sends through a slow port. The job goes on: exit 1, that pair alone failed, no
+# rank named as silent, every run written.
+root_tc() { nsenter --net=/proc/1/ns/net tc "$@"; }
+echo "== cut-path: node2 -> node3 RoCE dropped, rank 0 stopped 6 s mid-run"
+root_tc qdisc add dev roce2p clsact &&
+  root_tc filter add dev roce2p ingress protocol ip u32 match ip dst 10.10.0.3/32 match ip dport 4791 0xffff \
+    action drop || fail "cut-path: tc filter on roce2p"
+timeout 300 mpirun --host node1:1,node2:1,node3:1 "$bin" --op write -s 1K -D 3 --warmup 0.2 --qp-timeout 14 \
+  -o "$tmp/cut-path.h5" >"$tmp/cut-path.txt" 2>&1 &
+launcher=$!
+for _ in $(seq 600); do grep -q '^#pattern' "$tmp/cut-path.txt" && break; sleep 0.2; done
+sleep 1
+stopped_pid=$(rank_pid 0)
+kill -STOP $stopped_pid
+sleep 6
+kill -CONT $stopped_pid
+wait $launcher
+rc=$?
+root_tc qdisc del dev roce2p clsact
+grep -E "^# (failed|slow|verdict|event)|rdmamesh: error" "$tmp/cut-path.txt" | cut -c1-200 | sed 's/^/    /'
+[ "$rc" = 1 ] || { cat "$tmp/cut-path.txt"; fail "cut-path: exit $rc, expected 1 (a failed pair)"; }
+grep -qx "# failed pairs: 1->2 2->1" "$tmp/cut-path.txt" || fail "cut-path: not the pair 1<->2 alone failed"
+grep -q "stopped answering" "$tmp/cut-path.txt" && fail "cut-path: a live rank named as silent"
+later "cut-path: the rest of the mesh measured, that pair failed by retries" "$here/check_faults.py" \
+  "$tmp/cut-path.h5" pair-failed 1 2 "retry counter exceeded"
+
 # the report says 6 ranks on 3 nodes, and its heatmap draws its node lines where /ranks/node changes
 later "report: heatmap node lines" "$here/check_cluster.py" "$tmp/mesh.h5" --nodes 3 --per-node 2 --map block --report
 finish

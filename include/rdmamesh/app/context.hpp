@@ -47,9 +47,8 @@ struct context {
   fabric::endpoint& ep;
   const std::optional<fault>& injected;
   double expect_floor_bps;  // --expect per pair, bytes/s (0: none)
-  // a peer fell silent during a round: report, make sure rank 0 records why, exit
-  std::function<void(const std::string&, const std::optional<liveness::verdict>&, const std::vector<std::uint32_t>&)>
-      give_up;
+  // liveness named a silent peer: report the line, make sure rank 0 records why, exit
+  std::function<void(const std::string&, const liveness::verdict&)> give_up;
 };
 
 // stdout, flushed: rank 0's lines must not sit in a buffer when a rank dies.

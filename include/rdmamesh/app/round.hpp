@@ -6,7 +6,7 @@
 //
 // No wait is bounded by how long it lasts, only by how long nothing happens: a drain or a
 // receive wait ends when no completion came for --timeout, and the exchange ends early only
-// when liveness (beats and pulses through rank 0) or RDMA retries name a silent peer.
+// when liveness (beats and pulses through rank 0) names a silent peer.
 #pragma once
 
 #include <chrono>
@@ -64,8 +64,7 @@ bool progress_until(Engine& e, Done done, double timeout_s, Tick tick) {
 }
 
 // Returns this rank's failures of the round, one line each. `on_stuck(verdict, what)` runs
-// (and must not return) when a peer fell silent: named by liveness (`verdict`), or by RDMA
-// retries that ran out (no verdict; the engine's suspects say who).
+// (and must not return) when liveness names a peer that fell silent.
 template <class Engine, class OnStuck>
 std::vector<std::string> run_round(const mpi::world& w, Engine& eng, const options& o, liveness& live,
                                    OnStuck on_stuck) {
@@ -74,7 +73,7 @@ std::vector<std::string> run_round(const mpi::world& w, Engine& eng, const optio
   bool judge = true;  // silence is a verdict until our exchange is done
   const char* what = "sending";
   auto tick = [&](engine::clock::time_point now) {
-    if (auto v = live.tick(now, judge)) on_stuck(v, what);
+    if (auto v = live.tick(now, judge)) on_stuck(*v, what);
   };
   live.begin_round(engine::clock::now());
   try {
@@ -97,8 +96,11 @@ std::vector<std::string> run_round(const mpi::world& w, Engine& eng, const optio
   const std::vector<std::uint64_t> sent = eng.completed_by_lane();
   std::vector<std::uint64_t> expected(sent.size(), 0);
   {
-    // Peers that are late to the exchange get a liveness probe; a peer whose NIC stopped
-    // answering (probe or round traffic ran out of retries) will never come, so stop waiting.
+    // A peer late to the exchange gets a liveness probe on each idle path, so that if liveness
+    // names it, the line can say whether its NIC still answered. A path whose retries ran out
+    // is not a dead peer: a slow or lossy port fails a path while both ends live (the peer
+    // still draining its own sends behind it), and that pair is reported failed like any
+    // other. Only liveness (no beat for --timeout) ends the wait early.
     constexpr double probe_after_s = 2.0;
     what = "exchanging the round's message counts";
     mpi::request req = w.ialltoall(std::span<const std::uint64_t>(sent), std::span<std::uint64_t>(expected), o.qps);
@@ -110,12 +112,10 @@ std::vector<std::string> run_round(const mpi::world& w, Engine& eng, const optio
       if (!t.due(eng)) continue;
       const auto now = engine::clock::now();
       tick(now);
-      const double waited = std::chrono::duration<double>(now - t0).count();
-      if (!probed && waited >= probe_after_s) {
+      if (!probed && std::chrono::duration<double>(now - t0).count() >= probe_after_s) {
         eng.probe();
         probed = true;
       }
-      if (probed && !eng.base().suspects().empty()) on_stuck(std::optional<liveness::verdict>{}, what);
     }
   }
   judge = false;
