@@ -102,8 +102,9 @@ shaped nic "roce2_1" -- --nic node2 rxe_node2_1
   grep -qE "^(# slow: |#   )NIC rxe_node2_1 \(rail 1\) of node2 \(rank 3\): its sends at [0-9.–]+ %" "$tmp/nic.txt" ||
   fail "nic: the NIC of node2's rail 1 is not named by its sends"
 grep -q "^# verdict: $([ "$failed" = 1 ] && echo failed || echo degraded)" "$tmp/nic.txt" || fail "nic: the verdict is not degraded"
+# shellcheck disable=SC2046
 later "nic: the report's NICs table counts that NIC, its heatmap draws the rails apart" "$here/check_rails.py" \
-  "$tmp/nic.h5" --rails 2 --report node2 rxe_node2_1
+  "$tmp/nic.h5" --rails 2 --report node2 rxe_node2_1 --shaped $(through_shaped roce2_1)
 shaped node "roce2_0 roce2_1" -- --node node2
 [ "$failed" = 1 ] || grep -qE "^(# slow: |#   )node node2 \(ranks 2,3\): its sends at [0-9.–]+ %" "$tmp/node.txt" ||
   fail "node: node2 is not named by its sends with both its NICs shaped"
