@@ -96,11 +96,11 @@ std::vector<std::string> run_round(const mpi::world& w, Engine& eng, const optio
   const std::vector<std::uint64_t> sent = eng.completed_by_lane();
   std::vector<std::uint64_t> expected(sent.size(), 0);
   {
-    // A peer late to the exchange gets a liveness probe on each idle path, so that if liveness
-    // names it, the line can say whether its NIC still answered. A path whose retries ran out
-    // is not a dead peer: a slow or lossy port fails a path while both ends live (the peer
-    // still draining its own sends behind it), and that pair is reported failed like any
-    // other. Only liveness (no beat for --timeout) ends the wait early.
+    // A peer late to the exchange gets a probe on each idle path: a path whose retries run
+    // out is named by the line of any later wait that times out (stuck_line). It is not a dead
+    // peer: a slow or lossy port fails a path while both ends live (the peer still draining its
+    // own sends behind it), and that pair is reported failed like any other. Only liveness (no
+    // beat for --timeout) ends the wait early.
     constexpr double probe_after_s = 2.0;
     what = "exchanging the round's message counts";
     mpi::request req = w.ialltoall(std::span<const std::uint64_t>(sent), std::span<std::uint64_t>(expected), o.qps);
