@@ -57,6 +57,9 @@ struct alone_evidence {
   // control alone: what a side's pairs are ranked against
   std::map<pair_key, double> all;
   std::vector<double> controls;
+  // held back by their host alone (starved) in every retest that measured them: its busy end's
+  // share of a CPU (the lowest seen) and its controls' ends'
+  std::map<pair_key, std::pair<double, double>> held;
 
   explicit alone_evidence(std::span<const judged_run> jobs) {
     for (const auto& run : jobs) {
@@ -68,6 +71,10 @@ struct alone_evidence {
           if (!fresh && a.pct < it->second) it->second = a.pct;
         };
         if (!a.starved && std::isfinite(a.pct)) keep_lowest(all);
+        if (a.starved) {
+          const auto [it, fresh] = held.try_emplace(k, a.cpu_share, a.controls_cpu_share);
+          if (!fresh && a.cpu_share < it->second.first) it->second = {a.cpu_share, a.controls_cpu_share};
+        }
         if (!a.still_slow && !a.fine) continue;
         keep_lowest(a.still_slow ? slow : fine);
         runs[k].insert(run.index);
@@ -75,6 +82,7 @@ struct alone_evidence {
       }
     }
     for (const auto& [k, pct] : slow) fine.erase(k);
+    std::erase_if(held, [&](const auto& e) { return slow.contains(e.first) || fine.contains(e.first); });
   }
   // pairs with an end at a culprit are that culprit's evidence, not another cause's; so are the
   // pairs across nodes with an end on a culprit's node, which cross its port (a rank receiving
@@ -86,13 +94,14 @@ struct alone_evidence {
     const auto on_port = [&](std::int32_t r) {
       return static_cast<std::size_t>(r) < node_of.size() && ports.contains(node_of[static_cast<std::size_t>(r)]);
     };
-    for (auto* m : {&slow, &fine, &all})
-      std::erase_if(*m, [&](const auto& e) {
-        const auto [a, b] = e.first;
-        return culprits.contains(a) || culprits.contains(b) ||
-               (across_nodes(node_of, static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b)) &&
-                (on_port(a) || on_port(b)));
-      });
+    const auto gone = [&](const auto& e) {
+      const auto [a, b] = e.first;
+      return culprits.contains(a) || culprits.contains(b) ||
+             (across_nodes(node_of, static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b)) &&
+              (on_port(a) || on_port(b)));
+    };
+    for (auto* m : {&slow, &fine, &all}) std::erase_if(*m, gone);
+    std::erase_if(held, gone);
   }
 };
 
@@ -317,7 +326,7 @@ cause_map collect(std::span<const judged_run> runs, job_verdict& v) {
 class alone_sides {
  public:
   explicit alone_sides(const alone_evidence& alone)
-      : slow_(count_sides(alone.slow, {})), fine_(count_sides(alone.fine, {})) {
+      : slow_(count_sides(alone.slow, {})), fine_(count_sides(alone.fine, {})), held_(count_sides(alone.held, {})) {
     // a side sick alone, most of its pairs still slow, is found first; the pairs at its rank's
     // ends are then its evidence, not their other ends' (a healthy NIC's pairs into a slow one
     // stay slow alone too, their acknowledgements queued behind its port)
@@ -348,12 +357,20 @@ class alone_sides {
   bool cleared(std::int32_t rank, bool sends) const {
     return most_of(fine(rank, sends), get(unexplained_, rank, sends)) && !sick_.contains({rank, sends});
   }
+  // as cleared, but with pairs its host held back alone (starved) among those that read fine:
+  // alone its NIC slowed nothing, its CPU did
+  bool held(std::int32_t rank, bool sends) const {
+    const int held = get(held_, rank, sends);
+    return held > 0 && most_of(fine(rank, sends) + held, get(unexplained_, rank, sends)) &&
+           !sick_.contains({rank, sends});
+  }
 
  private:
   using side = std::pair<std::int32_t, bool>;  // a rank's sends (true) or receives
-  static std::map<side, int> count_sides(const std::map<pair_key, double>& pairs, const std::set<std::int32_t>& skip) {
+  template <class Pairs>
+  static std::map<side, int> count_sides(const Pairs& pairs, const std::set<std::int32_t>& skip) {
     std::map<side, int> n;
-    for (const auto& [k, pct] : pairs) {
+    for (const auto& [k, v] : pairs) {
       if (skip.contains(k.first) || skip.contains(k.second)) continue;
       ++n[{k.first, true}];
       ++n[{k.second, false}];
@@ -364,7 +381,7 @@ class alone_sides {
     const auto it = n.find({rank, sends});
     return it == n.end() ? 0 : it->second;
   }
-  std::map<side, int> slow_, fine_, unexplained_;
+  std::map<side, int> slow_, fine_, held_, unexplained_;
   std::set<side> sick_;
 };
 
@@ -377,6 +394,32 @@ bool cleared_cause(const folded_cause& c, const alone_sides& sides, std::span<co
   return !ranks.empty() && std::ranges::all_of(ranks, [&](std::int32_t r) {
     return (!sends || sides.cleared(r, true)) && (!receives || sides.cleared(r, false));
   });
+}
+
+// A counted rank, NIC or node whose named sides the retest found fine alone or held back by their
+// host (one at least), on each of its ranks: the host's cause, not its network's. Its held pairs'
+// share of a CPU and their controls' go to the cause (its why); false where it is not so.
+bool held_cause(folded_cause& c, const alone_evidence& alone, const alone_sides& sides,
+                std::span<const std::int32_t> node_of, std::span<const nic_group> nics) {
+  const bool sends = !std::isnan(c.send_lo), receives = !std::isnan(c.recv_lo);
+  const auto ranks = ranks_of(c, node_of, nics);
+  const auto ok = [&](std::int32_t r, bool send) { return sides.cleared(r, send) || sides.held(r, send); };
+  if ((!sends && !receives) || ranks.empty() || !std::ranges::all_of(ranks, [&](std::int32_t r) {
+        return (!sends || ok(r, true)) && (!receives || ok(r, false));
+      }))
+    return false;
+  std::vector<double> cpu, controls;
+  for (const auto& [k, shares] : alone.held) {
+    const bool mine = std::ranges::any_of(
+        ranks, [&](std::int32_t r) { return (sends && k.first == r) || (receives && k.second == r); });
+    if (!mine) continue;
+    cpu.push_back(shares.first);
+    controls.push_back(shares.second);
+  }
+  if (cpu.empty()) return false;
+  c.held_cpu = median_of(cpu);
+  c.held_controls_cpu = median_of(controls);
+  return true;
 }
 
 // Which causes the runs named count. Most of the judged runs count a cause; a failed pair needs
@@ -398,9 +441,13 @@ void count_runs(cause_map& by, std::uint32_t runs_judged, const alone_evidence& 
                 (suspect ? alone.lone.contains(pair_key{c.rank, c.peer}) || (most && c.runs.size() >= 2) : most) ||
                 retested;
     if ((c.kind == outlier_kind::rank || c.kind == outlier_kind::node || c.kind == outlier_kind::nic) &&
-        c.basis == outlier_basis::noise && cleared_cause(c, sides, node_of, nics)) {
-      c.counted = false;
-      c.cleared = true;
+        c.basis == outlier_basis::noise) {
+      if (cleared_cause(c, sides, node_of, nics)) {
+        c.counted = false;
+        c.cleared = true;
+      } else if (c.counted) {
+        held_cause(c, alone, sides, node_of, nics);
+      }
     }
   }
 }

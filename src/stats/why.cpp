@@ -185,12 +185,24 @@ explanation explain_one(const folded_cause& c, std::span<const run_evidence> run
     if (fabric::refused_for_want_of_receive(r.first)) refused.push_back(r);
   }
   const bool host_paced = by_host && !physical && !refused.empty() && c.kind != outlier_kind::failed;
+  // the retest ran its pairs alone: fine, or held back by their host, none slowed by the network
+  const bool held = !std::isnan(c.held_cpu) && !physical && c.kind != outlier_kind::failed;
   const std::string cpu = e.cpu_share < 0 ? std::string("no CPU figures")
                                           : fmt::format(
                                                 "its ranks had {:.0f} % of a CPU while measured, the median "
                                                 "rank {:.0f} %",
                                                 100 * e.cpu_share, 100 * e.others_cpu_share);
-  if (!errors.empty() && !host_paced) {
+  if (held) {
+    e.cat = category::host;
+    e.cpu_share = c.held_cpu;
+    e.others_cpu_share = c.held_controls_cpu;
+    e.text = fmt::format(
+        "alone, its pairs read fine or were held back by their host ({:.0f} % of a CPU, the controls' "
+        "{:.0f} %): the host, not the network",
+        100 * c.held_cpu, 100 * c.held_controls_cpu);
+    e.brief =
+        fmt::format("{:.0f} % of a CPU alone, the controls {:.0f} %", 100 * c.held_cpu, 100 * c.held_controls_cpu);
+  } else if (!errors.empty() && !host_paced) {
     e.cat = category::link;
     e.text = counter_text(errors, k, mine);
     e.brief = fmt::format("{} +{}", errors.front().first, errors.front().second);

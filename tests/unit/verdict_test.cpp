@@ -48,6 +48,16 @@ retest_verdict undecided(std::uint32_t a, std::uint32_t b, double pct) {
   return v;
 }
 
+// slow alone, but its busy end had 38 % of a CPU where the controls' ends had 60 %: undecided
+retest_verdict starved(std::uint32_t a, std::uint32_t b) {
+  auto v = alone(a, b, false, 45);
+  v.fine = false;
+  v.starved = true;
+  v.cpu_share = 0.38;
+  v.controls_cpu_share = 0.60;
+  return v;
+}
+
 // the eight controls a retest measures at least, alone, each as % of the others of its class: as
 // widely spread as healthy pairs alone on the emulated cluster
 std::vector<double> controls() {
@@ -697,4 +707,40 @@ TEST_CASE("a healthy rails job's two receives alone below most controls are not 
   CHECK(v.causes[0].node == 1);
   CHECK(v.causes[0].peer == 0);
   CHECK(v.causes[0].basis == outlier_basis::retest);
+}
+
+TEST_CASE("a node whose pairs alone read fine or held back by their host counts as the host's, not cleared") {
+  // CI's healthy 3-node job beside a loaded machine: node3 (ranks 4, 5) named by one run at 46 %;
+  // alone, rank 4's sends read fine, rank 5's one fine and two starved (38 % of a CPU where the
+  // controls' ends had 60 %)
+  const std::vector<std::int32_t> node_of{0, 0, 1, 1, 2, 2};
+  outlier_report as_node;
+  as_node.found = {{outlier_kind::node, outlier_basis::noise, 2, -1, -1, 46, NAN, 8, 0}};
+  std::vector<judged_run> runs{{0, "mesh 4 KiB", &as_node, true, {}}};
+  runs[0].alone = {alone(4, 0, false), alone(4, 2, false), alone(5, 1, false), starved(5, 0), starved(5, 3)};
+  auto v = fold(runs, node_of);
+  REQUIRE(find(v, outlier_kind::node) != nullptr);
+  const folded_cause& c = *find(v, outlier_kind::node);
+  CHECK(v.status == health::degraded);
+  CHECK(c.counted);
+  CHECK_FALSE(c.cleared);
+  CHECK(c.held_cpu == doctest::Approx(0.38));
+  CHECK(c.held_controls_cpu == doctest::Approx(0.60));
+  SUBCASE("every pair alone fine: cleared, no host figures") {
+    runs[0].alone = {alone(4, 0, false), alone(4, 2, false), alone(5, 1, false), alone(5, 0, false)};
+    v = fold(runs, node_of);
+    CHECK(v.status == health::healthy);
+    CHECK(find(v, outlier_kind::node)->cleared);
+    CHECK(std::isnan(find(v, outlier_kind::node)->held_cpu));
+  }
+  SUBCASE("most of rank 5's sends still slow alone: the network's, no host figures") {
+    runs[0].alone = {alone(4, 0, false), alone(4, 2, false), starved(5, 1), alone(5, 0, true), alone(5, 3, true)};
+    v = fold(runs, node_of);
+    CHECK(v.status == health::degraded);
+    CHECK(std::isnan(find(v, outlier_kind::node)->held_cpu));
+  }
+  SUBCASE("one pair held and nothing else measured on rank 5: one sample decides nothing") {
+    runs[0].alone = {alone(4, 0, false), alone(4, 2, false), starved(5, 1)};
+    CHECK(std::isnan(find(fold(runs, node_of), outlier_kind::node)->held_cpu));
+  }
 }

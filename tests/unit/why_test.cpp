@@ -272,3 +272,27 @@ TEST_CASE("the category in the console, the drain reason and the JSON") {
   CHECK(json.find("\"completer_retry_err\": 299") != std::string::npos);
   CHECK(json.find("\"others_median\": {\n") != std::string::npos);
 }
+
+TEST_CASE("a cause whose retest found its pairs alone fine or held back by their host is the host's") {
+  const auto ranks = three_nodes();
+  // a healthy fabric on a crowded host (CI's emulated cluster beside a loaded machine): node2
+  // named by one run, its port's retransmits apart (rxe resends what a slow host left waiting),
+  // and alone its pairs read fine or starved, their busy ends at 38 % of a CPU where the
+  // controls' had 60 %
+  const auto resent = ports({{{"out_of_seq_request", 3}}, {{"out_of_seq_request", 43}}, {{"out_of_seq_request", 2}}});
+  stats::job_verdict v = node2_slow();
+  CHECK(explained(v, resent, hosts(0.35), ranks).cat == stats::category::link);  // the run's figures alone
+  v.causes.front().held_cpu = 0.38;
+  v.causes.front().held_controls_cpu = 0.60;
+  const auto h = explained(v, resent, hosts(0.35), ranks);
+  CHECK(h.cat == stats::category::host);
+  CHECK(h.text ==
+        "alone, its pairs read fine or were held back by their host (38 % of a CPU, the controls' 60 %): the "
+        "host, not the network");
+  CHECK(h.brief == "38 % of a CPU alone, the controls 60 %");
+  SUBCASE("a physical error on its port outweighs what the retest saw") {
+    auto bad = resent;
+    bad[1].delta.emplace_back("symbol_error", 40);
+    CHECK(explained(v, bad, hosts(0.35), ranks).cat == stats::category::link);
+  }
+}

@@ -4,6 +4,9 @@
   check_verdict.py FILE.h5 VERDICT.json --healthy   status healthy, nothing counted, nothing to
                                                     drain; every run of FILE names no cause
                                                     but what the retest cleared (fine alone)
+  check_verdict.py FILE.h5 VERDICT.json --healthy-network
+                                                    as --healthy, or degraded by host causes
+                                                    alone (category host, drained as such)
   check_verdict.py FILE.h5 VERDICT.json --node NODE status degraded; the one counted cause is the
                                                     node NODE (or ranks on it only), NODE the one
                                                     node to drain, with rdmamesh's reason; pairs
@@ -48,10 +51,13 @@ def text(v):
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
-def verdict(path, doc_path, healthy, node):
+def verdict(path, doc_path, healthy, node, host_ok=False):
     doc = json.load(open(doc_path))
     check(doc.get("schema") == "rdmamesh-verdict/2", f"schema {doc.get('schema')!r}")
     counted = [c for c in doc["causes"] if c["counted"]]
+    # host causes on a healthy fabric (host_ok): the verdict's word on a crowded host, never the network's
+    host = [c for c in counted if c.get("category") == "host" and c.get("evidence")] if host_ok else []
+    counted = [c for c in counted if c not in host]
     # a failed pair at the sick node's port is its (rxe can fail a QP there): the job failed, and
     # still names that node alone to drain
     failed = [c for c in counted if c["kind"] == "failed"] if node else []
@@ -91,13 +97,16 @@ def verdict(path, doc_path, healthy, node):
         if healthy:
             # a job none of whose runs could be judged says so (never "healthy"); each run then says why
             unjudged = doc["runs"]["judged"] == 0 and bool(bw)
-            check(doc["status"] == ("unjudged" if unjudged else "healthy"), f"status {doc['status']}")
-            check(not counted and not doc["drain"], f"counted {counted}, drain {doc['drain']}")
+            check(doc["status"] == ("unjudged" if unjudged else "degraded" if host else "healthy"),
+                  f"status {doc['status']}")
+            check(not counted, f"counted {counted}")
+            check(len(doc["drain"]) <= len(host) and all(d["reason"].startswith("rdmamesh: host: ") for d in doc["drain"]),
+                  f"drain {doc['drain']}")
             # suspects (one pair in one run, printed `# suspect:`) are no cause; nor is a rank or
             # node the retest found fine alone (the verdict lists it as cleared), nor one a run
             # named that the verdict lists as seen, not counted (a run names a healthy part as often
             # as its stated false-alarm level; the verdict counts what more evidence confirms)
-            listed = {c["kind"] for c in doc["causes"] if c.get("cleared") or not c.get("counted")}
+            listed = {c["kind"] for c in doc["causes"] if c.get("cleared") or not c.get("counted") or c in host}
             for g in bw:
                 kinds = [text(k) for k in g["outliers/kind"][()]] if "outliers" in g else []
                 check(set(kinds) <= {"link"} | listed, f"run {g.name}: causes {kinds}")
@@ -289,8 +298,8 @@ def main():
         a = a[:i] + a[i + 2:]
     if a and a[0] == "compare":
         compare(a[1], a[2], a[3])
-    elif len(a) >= 3 and a[2] == "--healthy":
-        verdict(a[0], a[1], True, None)
+    elif len(a) >= 3 and a[2] in ("--healthy", "--healthy-network"):
+        verdict(a[0], a[1], True, None, a[2] == "--healthy-network")
     elif len(a) >= 4 and a[2] == "--node":
         verdict(a[0], a[1], False, a[3])
     elif len(a) >= 5 and a[2] == "--nic":

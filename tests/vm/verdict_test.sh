@@ -23,15 +23,26 @@ root_tc() { nsenter --net=/proc/1/ns/net tc "$@"; }
 root_tc qdisc del dev roce2 root 2>/dev/null  # a failed earlier test's leftover
 
 # healthy: every run of every job reads healthy (a run whose pairs counted too few messages says
-# "not judged"); with --retest (retest=1) the job's verdict does, whatever its first run named
+# "not judged"); with --retest (retest=1) the job's verdict does, whatever its first run named,
+# or counts host causes only: no network cause on a healthy fabric. Six ranks on the VM's two
+# vCPUs beside a loaded machine: a rank can wait for a CPU in the retest too, and the host's
+# figures then say so (its pairs alone fine or held back by their host: stated in the log)
 healthy() {
   local name=$1
   shift
-  job "$name" 0 -- "$@" || return
+  job "$name" "$([ "${retest:-0}" = 1 ] && echo "0|5" || echo 0)" -- "$@" || return
   [ "${retest:-0}" = 1 ] || ! grep -q "^# slow: \|^# below" "$tmp/$name.txt" || fail "$name: a cause named on a healthy cluster"
-  grep -q "^# verdict: healthy (" "$tmp/$name.txt" || fail "$name: the verdict is not healthy"
-  later "$name: the verdict file and /outliers say healthy" "$here/check_verdict.py" "$tmp/$name.h5" \
-    "$tmp/$name.verdict.json" --healthy
+  if grep -q "^# verdict: degraded (" "$tmp/$name.txt"; then
+    ! grep "^#     why: " "$tmp/$name.txt" | grep -qv "^#     why: host: " && grep -q "^#     why: host: " "$tmp/$name.txt" ||
+      fail "$name: a network cause counted on a healthy cluster"
+    echo "   HOST $name: the verdict counted the host's CPU, not the network: $(grep -m1 "^#     why: host: " "$tmp/$name.txt" | cut -c14-)"
+  else
+    grep -q "^# verdict: healthy (" "$tmp/$name.txt" || fail "$name: the verdict is not healthy"
+  fi
+  local how=--healthy
+  [ "${retest:-0}" = 1 ] && how=--healthy-network
+  later "$name: the verdict file and /outliers say healthy (or, retested, the host)" "$here/check_verdict.py" \
+    "$tmp/$name.h5" "$tmp/$name.verdict.json" "$how"
 }
 # (mesh, pairs and shift across the 3 nodes at 4 KiB and 64 KiB under -D read healthy in
 # vm.cluster; every single-node launch of the suite must exit 0, i.e. read healthy, too)
@@ -65,8 +76,10 @@ sick() {
   # up to ${tries:-1} launches while it is missed (reads healthy); a wrong name or exit fails at once
   failed_on="2 3" job_upto "${tries:-1}" "$name" 5 -- "${three[@]}" "${free[@]}" -- -s 4K \
     -Q 1 -D "${dur:-2}" --warmup 0.3 --bind none "$@"
+  local rc=$?
   root_tc -s qdisc show dev "$dev" | sed -n '1,2p' | sed 's/^/    tc: /'
   root_tc qdisc del dev "$dev" root
+  [ "$rc" = 3 ] && return 3  # not exercised: nothing to judge
   [ -s "$tmp/$name.txt" ] || return
   # a part the run named beside node2 (not the node, nor one of its ranks, as a lossy ingress
   # also drops the acknowledgements of node2's own sends) is the run's noise when the verdict
@@ -88,11 +101,26 @@ sick() {
 # pairs then read 4-8x slower than the other's, and a 2 s run put node2 inside that noise
 # (±134 %, healthy) in 1 of 3 CI runs on 2026-11-25; tools/bench-verdict counts the misses.
 # Three: on a loaded machine a launch can also slow every cross-node pair with node2's
-one_rank=1 tries=3 sick tbf-half tbf rate "${half_kbit}kbit" burst 256kb latency 400ms --
+# A loaded machine can slow every pair below the limit (all cross-node pairs at a tenth of the
+# clean run's beside stress-ng): the limit then binds nothing, node2's sends read like the others',
+# and the case is not exercised (tbf_unbound), which the log and CI's reruns count.
+# tbf_unbound CONSOLE: node2's sends to the other nodes (the port's egress) at four fifths or more
+# of the other nodes' pairs between them, means of the run's send matrix (means: it prints Gb/s to
+# three decimals, and a loaded machine's pairs carry a few Mb/s): prints so
+tbf_unbound() {
+  awk '/send bandwidth \[Gb\/s\]/ { if (seen) exit; m = 1; seen = 1; next }
+    m && $1 ~ /^[0-9]+$/ { r = $1; for (c = 2; c <= NF; c++) { d = c - 2; if ($c == "-" || int(r / 2) == int(d / 2)) continue
+        if (int(r / 2) == 1) { a += $c; na++ } else if (int(d / 2) != 1) { b += $c; nb++ } } next }
+    m && $1 != "src\\dst" { m = 0 }
+    END { if (!na || !nb || b <= 0) exit 1; x = a / na; y = b / nb; if (x < 0.8 * y) exit 1
+      printf "node2 sent to the other nodes at %.0f %% of their pairs between them (%.4f against %.4f Gb/s): the limit bound nothing", 100 * x / y, x, y }' "$1"
+}
+one_rank=1 tries=3 unbound=tbf_unbound sick tbf-half tbf rate "${half_kbit}kbit" burst 256kb latency 400ms --
+tbf_judged=$?
 # why: a port slowed by a rate limit, its ranks with their share of a CPU: rate, or link where
 # rxe under the emulator retransmitted on it (+73 against the others' 12 in a CI run, nothing
 # dropped by the qdisc: docs/testing.md); never the host
-grep -qE "^#     why: (rate: no error or congestion counter apart|link: .* on rxe_node2 )" "$tmp/tbf-half.txt" ||
+[ "$tbf_judged" = 3 ] || grep -qE "^#     why: (rate: no error or congestion counter apart|link: .* on rxe_node2 )" "$tmp/tbf-half.txt" ||
   fail "tbf-half: the counted cause is neither rate nor link on node2's port"
 # a lost packet costs its QP a retransmit: 1 % over 4 s hit only a few of node2's QPs in 1 of 3
 # runs (suspect links, the run's noise at ±75-85 %: tools/bench-verdict's loss row); 3 % over
@@ -176,6 +204,6 @@ grep -q '"how": "--expect 80% of the slowest port.s rate (rxe_node1 on node1: 10
   fail "expect: the verdict does not say how the floor was derived"
 
 # what changed between the clean run and the sick one: node2, first, by the same rule
-later "compare: clean vs the mild tbf names node2 first" "$here/check_verdict.py" compare "$tmp/h3-fine.h5" \
-  "$tmp/tbf-half.h5" node2
+[ "$tbf_judged" = 3 ] || later "compare: clean vs the mild tbf names node2 first" "$here/check_verdict.py" compare \
+  "$tmp/h3-fine.h5" "$tmp/tbf-half.h5" node2
 finish

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <utility>
@@ -55,6 +56,11 @@ struct folded_cause {
                             // alone, the others fine
   bool within = false;      // a rank or NIC of a node whose own cause counts: that node's, named once
   explanation why{};        // its category and the evidence behind it (explain, after fold)
+  // counted, and the retest found its named sides fine alone or held back by their host (its
+  // busy ends with less of a CPU than the controls'): the median share of a CPU of those held
+  // pairs' busy ends, and their controls'; NaN where not so (explain: a host cause)
+  double held_cpu = std::numeric_limits<double>::quiet_NaN();
+  double held_controls_cpu = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct job_verdict {

@@ -51,7 +51,9 @@ struct explanation {
 //              least half of its shortfall: the engine polls, and a rank that waits for a CPU
 //              moves less whatever the network does. Also ahead of transport counters apart,
 //              where its ports refused messages for want of a posted receive (RNR NAKs) and no
-//              physical error stands beside them: the retransmits are those refusals' resends
+//              physical error stands beside them: the retransmits are those refusals' resends.
+//              First of all, with no physical error, where its retest found its pairs alone fine
+//              or held back by their host (folded_cause::held_cpu)
 //  switch      an uplink, with none of the above on the ports under it
 //  rate        slow with none of the above: a port or path that runs below its rate
 // A failed pair is `link` when its ports' counters say so, else its category stays unknown.
