@@ -409,10 +409,11 @@ bool held_cause(folded_cause& c, const alone_evidence& alone, const alone_sides&
       }))
     return false;
   std::vector<double> cpu, controls;
-  for (const auto& [k, shares] : alone.held) {
-    const bool mine = std::ranges::any_of(
-        ranks, [&](std::int32_t r) { return (sends && k.first == r) || (receives && k.second == r); });
-    if (!mine) continue;
+  for (const auto& [pair, shares] : alone.held) {
+    const auto [src, dst] = pair;
+    if (std::ranges::find(ranks, sends ? src : -1) == ranks.end() &&
+        std::ranges::find(ranks, receives ? dst : -1) == ranks.end())
+      continue;
     cpu.push_back(shares.first);
     controls.push_back(shares.second);
   }
