@@ -141,6 +141,20 @@ job_upto() {
   return "$rc"
 }
 
+# network_healthy NAME CONSOLE: a retested job on a healthy fabric reads healthy, or counts host
+# causes only, never a network one: six ranks on the VM's two vCPUs beside a loaded machine can
+# wait for a CPU in the retest too, and the host's figures then say so (said in one HOST line)
+network_healthy() {
+  local name=$1 console=$2
+  if grep -q "^# verdict: degraded (" "$console"; then
+    ! grep "^#     why: " "$console" | grep -qv "^#     why: host: " && grep -q "^#     why: host: " "$console" ||
+      { fail "$name: a network cause counted on a healthy cluster"; return 1; }
+    echo "   HOST $name: the verdict counted the host's CPU, not the network: $(grep -m1 "^#     why: host: " "$console" | cut -c14-)"
+  else
+    grep -q "^# verdict: healthy (" "$console" || { fail "$name: the verdict is not healthy on a healthy cluster"; return 1; }
+  fi
+}
+
 # drained: the nodes Slurm holds drained now (what a health job did), on one line
 drained() { sinfo -h -N -o "%N %T" | awk '$2 ~ /drain/ { print $1 }' | sort -u | tr '\n' ' '; }
 

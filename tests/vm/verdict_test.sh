@@ -24,23 +24,19 @@ root_tc qdisc del dev roce2 root 2>/dev/null  # a failed earlier test's leftover
 
 # healthy: every run of every job reads healthy (a run whose pairs counted too few messages says
 # "not judged"); with --retest (retest=1) the job's verdict does, whatever its first run named,
-# or counts host causes only: no network cause on a healthy fabric. Six ranks on the VM's two
-# vCPUs beside a loaded machine: a rank can wait for a CPU in the retest too, and the host's
-# figures then say so (its pairs alone fine or held back by their host: stated in the log)
+# or counts host causes only (network_healthy)
 healthy() {
-  local name=$1
+  local name=$1 how=--healthy
   shift
-  job "$name" "$([ "${retest:-0}" = 1 ] && echo "0|5" || echo 0)" -- "$@" || return
-  [ "${retest:-0}" = 1 ] || ! grep -q "^# slow: \|^# below" "$tmp/$name.txt" || fail "$name: a cause named on a healthy cluster"
-  if grep -q "^# verdict: degraded (" "$tmp/$name.txt"; then
-    ! grep "^#     why: " "$tmp/$name.txt" | grep -qv "^#     why: host: " && grep -q "^#     why: host: " "$tmp/$name.txt" ||
-      fail "$name: a network cause counted on a healthy cluster"
-    echo "   HOST $name: the verdict counted the host's CPU, not the network: $(grep -m1 "^#     why: host: " "$tmp/$name.txt" | cut -c14-)"
+  if [ "${retest:-0}" = 1 ]; then
+    job "$name" "0|5" -- "$@" || return
+    network_healthy "$name" "$tmp/$name.txt"
+    how=--healthy-network
   else
+    job "$name" 0 -- "$@" || return
+    ! grep -q "^# slow: \|^# below" "$tmp/$name.txt" || fail "$name: a cause named on a healthy cluster"
     grep -q "^# verdict: healthy (" "$tmp/$name.txt" || fail "$name: the verdict is not healthy"
   fi
-  local how=--healthy
-  [ "${retest:-0}" = 1 ] && how=--healthy-network
   later "$name: the verdict file and /outliers say healthy (or, retested, the host)" "$here/check_verdict.py" \
     "$tmp/$name.h5" "$tmp/$name.verdict.json" "$how"
 }
