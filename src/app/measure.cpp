@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <thread>
 #include <type_traits>
 
 #include "rdmamesh/app/round.hpp"
@@ -86,7 +87,8 @@ template <class Engine>
 rank_run measure_rounds(const context& c, Engine& eng, const plan::subset_schedule& sched, std::uint64_t size,
                         bool retest_round, bool& stopped) {
   rank_run acc = empty_run<Engine>(c, c.o.round_seconds(retest_round));
-  if constexpr (std::is_same_v<Engine, engine::stream>) eng.set_duration(c.o.round_seconds(retest_round));
+  if constexpr (std::is_same_v<Engine, engine::stream>)
+    eng.set_round(c.o.round_seconds(retest_round), c.o.warmup_seconds(retest_round));
   const engine::core& base = eng.base();
   auto on_stuck = [&](const liveness::verdict& v, const std::string& what) {
     c.give_up(stuck_line(c, v, base.suspects(), what), v);
@@ -142,11 +144,18 @@ bool reads_port(const context& c) {
 
 // RDMAMESH_SYSFS: where sysfs is mounted when not at /sys (a container that mounts the host's
 // elsewhere; a network namespace whose own sysfs shows devices without their counters)
-fabric::counter_set read_my_port(const context& c) {
-  const auto& me = c.ranks[c.me];
+std::filesystem::path my_device_dir(const context& c) {
   const char* sysfs = std::getenv("RDMAMESH_SYSFS");
   const std::filesystem::path root = sysfs != nullptr && *sysfs != '\0' ? sysfs : "/sys";
-  return fabric::read_port_counters(root / "class" / "infiniband" / me.device.data(), me.port);
+  return root / "class" / "infiniband" / c.ranks[c.me].device.data();
+}
+
+fabric::counter_set read_my_port(const context& c) {
+  return fabric::read_port_counters(my_device_dir(c), c.ranks[c.me].port);
+}
+
+std::chrono::milliseconds counters_lifespan(const context& c) {
+  return fabric::counters_lifespan(my_device_dir(c), c.ranks[c.me].port);
 }
 
 }  // namespace
@@ -157,9 +166,12 @@ bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, 
   // around the whole run, outside every measured interval: a sysfs read costs milliseconds
   const bool reads = reads_port(c);
   const fabric::counter_set before = reads ? read_my_port(c) : fabric::counter_set{};
+  const auto read_at = std::chrono::steady_clock::now();
   rank_run acc = measure_rounds(c, eng, sched, size, retest.plan != nullptr, stopped);
   if (reads && !before.empty()) {
     const auto& me = c.ranks[c.me];
+    // past the counters' cache (a jiffy or two beyond its lifespan), or a short run reads its start
+    std::this_thread::sleep_until(read_at + 2 * counters_lifespan(c) + std::chrono::milliseconds(10));
     acc.port_text = fabric::port_reading{static_cast<std::int32_t>(c.me), me.device.data(), me.port,
                                          fabric::counter_delta(before, read_my_port(c))}
                         .to_text();

@@ -11,12 +11,12 @@
 
 namespace rdmamesh::engine {
 
-round_deadlines deadlines_for(const options& o, double duration_s, clock::time_point start) {
+round_deadlines deadlines_for(const options& o, double duration_s, double warmup_s, clock::time_point start) {
   if (!o.duration_mode()) return {start, clock::time_point::max()};
   const auto secs = [](double s) {
     return std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(s));
   };
-  const clock::time_point measure_from = start + secs(o.warmup_s);
+  const clock::time_point measure_from = start + secs(warmup_s);
   return {measure_from, measure_from + secs(duration_s)};
 }
 

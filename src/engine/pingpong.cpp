@@ -88,7 +88,7 @@ void pingpong::begin_round(std::uint64_t size, const plan::round_role& role) {
 
 void pingpong::start() {
   t_start_ = clock::now();
-  const round_deadlines d = deadlines_for(core_.opts(), core_.opts().duration_s, t_start_);
+  const round_deadlines d = deadlines_for(core_.opts(), core_.opts().duration_s, core_.opts().warmup_s, t_start_);
   deadline_measure_ = d.measure_from;
   deadline_end_ = d.end_by;
   phase_ = core_.opts().duration_mode() ? phase::warmup : phase::measure;

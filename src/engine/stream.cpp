@@ -34,6 +34,7 @@ stream::stream(const options& o, const plan::layout& l, std::uint32_t rank, std:
   }
   if (o.duration_mode()) interval_s_ = o.interval_s;
   duration_s_ = o.duration_s;
+  warmup_s_ = o.warmup_s;
   if (interval_s_ > 0) {  // marks never allocate in the hot loop: room for every slot, up front
     const std::size_t marks =
         stats::series_slots(std::max(o.round_seconds(false), o.round_seconds(true)), interval_s_) + 2;
@@ -108,7 +109,7 @@ void stream::begin_round(std::uint64_t size, const plan::round_role& role) {
 
 void stream::start() {
   t_start_ = clock::now();
-  const round_deadlines d = deadlines_for(core_.opts(), duration_s_, t_start_);
+  const round_deadlines d = deadlines_for(core_.opts(), duration_s_, warmup_s_, t_start_);
   deadline_measure_ = d.measure_from;
   deadline_end_ = d.end_by;
   phase_ = core_.opts().duration_mode() ? phase::warmup : phase::measure;

@@ -62,6 +62,12 @@ counter_set read_port_counters(const std::filesystem::path& device_dir, int port
   return {found.begin(), found.end()};
 }
 
+std::chrono::milliseconds counters_lifespan(const std::filesystem::path& device_dir, int port) {
+  std::ifstream in(device_dir / "ports" / std::to_string(port) / "hw_counters" / "lifespan");
+  long ms = 0;
+  return std::chrono::milliseconds(in >> ms && ms > 0 ? ms : 0);
+}
+
 counter_set counter_delta(const counter_set& before, const counter_set& after) {
   counter_set out;
   auto b = before.begin();

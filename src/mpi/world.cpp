@@ -1,6 +1,8 @@
 // MPI wrappers: every failure names the call and carries MPI's own error string.
 #include "rdmamesh/mpi/world.hpp"
 
+#include <sched.h>
+
 #include <climits>
 #include <cstdio>
 #include <utility>
@@ -24,6 +26,15 @@ void check(int rc, const char* call) {
   int len = 0;
   MPI_Error_string(rc, text, &len);
   throw mpi_error(fmt::format("{} failed: {}", call, std::string(text, static_cast<std::size_t>(len))));
+}
+
+void world::wait(MPI_Request& r, const char* call) {
+  for (;;) {
+    int done = 0;
+    check(MPI_Test(&r, &done, MPI_STATUS_IGNORE), call);
+    if (done != 0) return;
+    sched_yield();
+  }
 }
 
 environment::environment(int& argc, char**& argv) {
@@ -82,22 +93,28 @@ node_info world::node() const {
   // node index: how many nodes' leaders come before ours
   int leader = info.local_rank == 0 ? 1 : 0;
   int before = 0;
-  int rc_scan = MPI_Exscan(&leader, &before, 1, MPI_INT, MPI_SUM, comm_);
+  MPI_Request r = MPI_REQUEST_NULL;
+  int rc_scan = MPI_Iexscan(&leader, &before, 1, MPI_INT, MPI_SUM, comm_, &r);
+  if (rc_scan == MPI_SUCCESS) wait(r, "MPI_Iexscan");
   if (rank_ == 0) before = 0;  // MPI_Exscan leaves rank 0's result undefined
   info.node = before;
-  int rc_bcast = MPI_Bcast(&info.node, 1, MPI_INT, 0, local);
-  int rc_sum = MPI_Allreduce(&leader, &info.nodes, 1, MPI_INT, MPI_SUM, comm_);
+  int rc_bcast = MPI_Ibcast(&info.node, 1, MPI_INT, 0, local, &r);
+  if (rc_bcast == MPI_SUCCESS) wait(r, "MPI_Ibcast(node)");
+  int rc_sum = MPI_Iallreduce(&leader, &info.nodes, 1, MPI_INT, MPI_SUM, comm_, &r);
+  if (rc_sum == MPI_SUCCESS) wait(r, "MPI_Iallreduce(nodes)");
   MPI_Comm_free(&local);
   check(rc_rank, "MPI_Comm_rank(node)");
   check(rc_size, "MPI_Comm_size(node)");
-  check(rc_scan, "MPI_Exscan");
-  check(rc_bcast, "MPI_Bcast(node)");
-  check(rc_sum, "MPI_Allreduce(nodes)");
+  check(rc_scan, "MPI_Iexscan");
+  check(rc_bcast, "MPI_Ibcast(node)");
+  check(rc_sum, "MPI_Iallreduce(nodes)");
   return info;
 }
 
 void world::barrier() const {
-  check(MPI_Barrier(comm_), "MPI_Barrier");
+  MPI_Request r = MPI_REQUEST_NULL;
+  check(MPI_Ibarrier(comm_, &r), "MPI_Ibarrier");
+  wait(r, "MPI_Ibarrier");
 }
 
 request world::ibarrier() const {
@@ -109,7 +126,9 @@ request world::ibarrier() const {
 bool world::all_true(bool mine) const {
   int in = mine ? 1 : 0;
   int out = 0;
-  check(MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LAND, comm_), "MPI_Allreduce(MPI_LAND)");
+  MPI_Request r = MPI_REQUEST_NULL;
+  check(MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_LAND, comm_, &r), "MPI_Iallreduce(MPI_LAND)");
+  wait(r, "MPI_Iallreduce(MPI_LAND)");
   return out != 0;
 }
 
@@ -121,15 +140,19 @@ request world::iall_true(const int& in, int& out) const {
 
 double world::max(double mine) const {
   double out = 0;
-  check(MPI_Allreduce(&mine, &out, 1, MPI_DOUBLE, MPI_MAX, comm_), "MPI_Allreduce(MPI_MAX)");
+  MPI_Request r = MPI_REQUEST_NULL;
+  check(MPI_Iallreduce(&mine, &out, 1, MPI_DOUBLE, MPI_MAX, comm_, &r), "MPI_Iallreduce(MPI_MAX)");
+  wait(r, "MPI_Iallreduce(MPI_MAX)");
   return out;
 }
 
 std::vector<std::uint64_t> world::reduce_sum(std::span<const std::uint64_t> mine, int root) const {
   std::vector<std::uint64_t> out(rank_ == root ? mine.size() : 0);
-  check(MPI_Reduce(mine.data(), rank_ == root ? out.data() : nullptr, bytes(mine.size()), MPI_UINT64_T, MPI_SUM, root,
-                   comm_),
-        "MPI_Reduce(MPI_SUM)");
+  MPI_Request r = MPI_REQUEST_NULL;
+  check(MPI_Ireduce(mine.data(), rank_ == root ? out.data() : nullptr, bytes(mine.size()), MPI_UINT64_T, MPI_SUM, root,
+                    comm_, &r),
+        "MPI_Ireduce(MPI_SUM)");
+  wait(r, "MPI_Ireduce(MPI_SUM)");
   return out;
 }
 
@@ -151,7 +174,9 @@ request world::ireduce_sum(std::span<const std::uint64_t> mine, std::span<std::u
 std::vector<std::string> world::allgather_strings(const std::string& mine) const {
   const int len = bytes(mine.size());
   std::vector<int> lens(static_cast<std::size_t>(size_));
-  check(MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm_), "MPI_Allgather(lengths)");
+  MPI_Request r = MPI_REQUEST_NULL;
+  check(MPI_Iallgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm_, &r), "MPI_Iallgather(lengths)");
+  wait(r, "MPI_Iallgather(lengths)");
   std::vector<int> displs(lens.size());
   long long total = 0;
   for (std::size_t i = 0; i < lens.size(); ++i) {
@@ -160,8 +185,9 @@ std::vector<std::string> world::allgather_strings(const std::string& mine) const
   }
   if (total > INT_MAX) throw mpi_error("allgather_strings: more than 2 GiB of text");
   std::string flat(static_cast<std::size_t>(total), '\0');
-  check(MPI_Allgatherv(mine.data(), len, MPI_CHAR, flat.data(), lens.data(), displs.data(), MPI_CHAR, comm_),
-        "MPI_Allgatherv");
+  check(MPI_Iallgatherv(mine.data(), len, MPI_CHAR, flat.data(), lens.data(), displs.data(), MPI_CHAR, comm_, &r),
+        "MPI_Iallgatherv");
+  wait(r, "MPI_Iallgatherv");
   std::vector<std::string> out;
   out.reserve(lens.size());
   for (std::size_t i = 0; i < lens.size(); ++i) {
@@ -172,9 +198,12 @@ std::vector<std::string> world::allgather_strings(const std::string& mine) const
 
 std::string world::bcast_string(const std::string& from_root) const {
   int len = rank_ == 0 ? bytes(from_root.size()) : 0;
-  check(MPI_Bcast(&len, 1, MPI_INT, 0, comm_), "MPI_Bcast(length)");
+  MPI_Request r = MPI_REQUEST_NULL;
+  check(MPI_Ibcast(&len, 1, MPI_INT, 0, comm_, &r), "MPI_Ibcast(length)");
+  wait(r, "MPI_Ibcast(length)");
   std::string out = rank_ == 0 ? from_root : std::string(static_cast<std::size_t>(len), '\0');
-  check(MPI_Bcast(out.data(), len, MPI_CHAR, 0, comm_), "MPI_Bcast");
+  check(MPI_Ibcast(out.data(), len, MPI_CHAR, 0, comm_, &r), "MPI_Ibcast");
+  wait(r, "MPI_Ibcast");
   return out;
 }
 

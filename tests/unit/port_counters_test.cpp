@@ -57,6 +57,15 @@ TEST_CASE("a port's counters: both directories, settings and unreadable values l
   CHECK(fabric::moved_line(d) == "out_of_sequence +1312, np_cnp_sent +40, symbol_error +2");
 }
 
+TEST_CASE("how long the kernel caches a port's hw_counters: its lifespan in ms, none without the file") {
+  sysfs_tree t;
+  t.put("hw_counters/sent_pkts", "1\n");
+  CHECK(fabric::counters_lifespan(t.dir / "mlx5_0", 1) == std::chrono::milliseconds(0));
+  t.put("hw_counters/lifespan", "10\n");
+  CHECK(fabric::counters_lifespan(t.dir / "mlx5_0", 1) == std::chrono::milliseconds(10));
+  CHECK(fabric::counters_lifespan(t.dir / "mlx5_0", 2) == std::chrono::milliseconds(0));
+}
+
 TEST_CASE("counters sort into what they say about a port; traffic and unknown names say nothing") {
   CHECK(fabric::kind_of("symbol_error") == fabric::counter_kind::link);
   CHECK(fabric::kind_of("link_downed") == fabric::counter_kind::link);

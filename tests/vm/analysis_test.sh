@@ -12,7 +12,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 # 4 KiB: at 4 KiB, 4 ranks on the VM's 2 vCPUs measured noise of ±90 % in a mesh run, and the
 # fault's pacing (a pause after each completion) hardly slowed a pair whose queue of 128 WRs
 # kept the device busy through the pauses; held to 10 % (at 30 % a slow hour named it in 1 of 4 runs)
-args=(--pattern mesh,pairs --sizes 16K,64K -D 1 --warmup 0.3 --slow 60)
+args=(--pattern mesh,pairs --sizes 16K,64K -D 0.5 --warmup 0.2 --slow 60)
 
 mesh clean 4 "--op write_imm --patterns mesh,pairs --sizes 16384,65536" -- "${args[@]}"
 echo "== slow: RDMAMESH_FAULT=slow:2:*:10 mpirun -np 4 rdmamesh ${args[*]} --retest"

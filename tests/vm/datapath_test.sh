@@ -15,10 +15,10 @@ mesh shallow 2 "--op write_imm --sizes 8192 --verify" -- -s 8K -D 1 --warmup 0.2
 mesh sweep 3 "--op read --sizes 2,64,4096,65536,1048576 --iters 30 --verify" -- --op read --sizes 2,64,4K,64K,1M -n 30 --verify
 # contention of mesh vs pairs (and shift: every single-node pattern reads healthy under -D);
 # in the pairs rounds under -D, a rank that only receives measures the whole interval too
-mesh contention 4 "--op write_imm --patterns mesh,pairs,shift --sizes 16384 --verify" -- --pattern mesh,pairs,shift -s 16K -D 1 \
-  --warmup 0.3 --verify
+mesh contention 4 "--op write_imm --patterns mesh,pairs,shift --sizes 16384 --verify" -- --pattern mesh,pairs,shift -s 16K -D 0.4 \
+  --warmup 0.1 --verify
 grep -q "# contention at 16384 B: mesh / pairs" "$tmp/contention.txt" || fail "contention: no contention line"
-# -D 2: on a starved CPU a 0.5 s interval can end before one 100-WR moderation group completes
-mesh dursend 3 "--op send --patterns incast --sizes 4096 --verify" -- --op send --pattern incast -s 4K -D 2 --warmup 0.2 --verify
+# -D 1: on a starved CPU a 0.5 s interval can end before one 100-WR moderation group completes
+mesh dursend 3 "--op send --patterns incast --sizes 4096 --verify" -- --op send --pattern incast -s 4K -D 1 --warmup 0.2 --verify
 mesh bidir 4 "--op write_imm --patterns pairs --sizes 4096 --iters 200 --verify" -- --pattern pairs -b -s 4K -n 200 --verify
 finish

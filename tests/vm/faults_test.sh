@@ -20,13 +20,13 @@ launch() {
 
 # A bad rkey on one pair: that pair (both directions: it is one QP) fails with the status
 # named, the other ten pairs finish, exit 1.
-launch rkey rkey:1:2 -- -np 4 "$bin" -s 64K -D 2 --warmup 0.5 -o "$tmp/rkey.h5"
+launch rkey rkey:1:2 -- -np 4 "$bin" -s 64K -D 1 --warmup 0.2 -o "$tmp/rkey.h5"
 [ "$rc" = 1 ] || fail "rkey: exit $rc, expected 1 (run had failures)"
 grep -q "^# failed pairs: 1->2 2->1$" "$tmp/rkey.txt" || fail "rkey: console does not list the failed pairs"
 later "rkey: results file" "$check" "$tmp/rkey.h5" pair-failed 1 2
 
 # A flipped byte in message 7 of 0->3: --verify names pair, message and byte; exit 1.
-launch corrupt corrupt:0:3:7 -- -np 4 "$bin" -s 64K -D 1 --warmup 0.5 --verify -o "$tmp/corrupt.h5"
+launch corrupt corrupt:0:3:7 -- -np 4 "$bin" -s 64K -D 1 --warmup 0.2 --verify -o "$tmp/corrupt.h5"
 [ "$rc" = 1 ] || fail "corrupt: exit $rc, expected 1"
 grep -q "^# event: verify: rank 0 -> rank 3 lane 0 message 7: byte 32768 of 65536 is 0x" "$tmp/corrupt.txt" ||
   fail "corrupt: console lacks the mismatch line"
@@ -51,7 +51,7 @@ later "sigterm: results file" "$check" "$tmp/term.h5" interrupted 2
 # 10 %), judged at --slow 60: far from the injected rate and from the VM's own noise between
 # pairs. (A link held to 30 % once read as noise: the CPU its paused session left went to rank
 # 1's other sends and to rank 3, its CPU's sharer, and the run's noise came out at ±56 %.)
-launch slow-link 'slow:1:3:10' -- -np 4 "$bin" -s 64K -D 2 --slow 60 --retest -o "$tmp/slow-link.h5"
+launch slow-link 'slow:1:3:10' -- -np 4 "$bin" -s 64K -D 1 --warmup 0.2 --slow 60 --retest -o "$tmp/slow-link.h5"
 # one pair in one run is a suspect; the retest that finds it still slow alone makes it the
 # job's verdict: degraded (exit 5), the link counted
 [ "$rc" = 5 ] || fail "slow-link: exit $rc, expected 5 (degraded: slow is not failed)"
@@ -73,7 +73,7 @@ later "slow-link: retest in the results file" "$check" "$tmp/slow-link.h5" retes
 
 # (held to 15 %: at 30 % a loaded run once read rank 2 at 63 % of the median, above --slow 60,
 # its CPU pauses given to rank 0 beside it and the median dragged down by the load)
-launch slow-rank 'slow:2:*:15' -- -np 4 "$bin" -s 64K -D 2 --slow 60 --retest -o "$tmp/slow-rank.h5"
+launch slow-rank 'slow:2:*:15' -- -np 4 "$bin" -s 64K -D 1 --warmup 0.2 --slow 60 --retest -o "$tmp/slow-rank.h5"
 [ "$rc" = 5 ] || fail "slow-rank: exit $rc, expected 5 (degraded: slow is not failed)"
 still=$(grep -cE '^# retest of run 0: rank 2 .* still slow alone \(its link or NIC\)$' "$tmp/slow-rank.txt")
 if grep -q '^# slow: ' "$tmp/slow-rank.txt"; then

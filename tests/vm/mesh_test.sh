@@ -6,7 +6,7 @@
 # verdict, and measures 0 s.
 source "$(dirname "$0")/lib.sh"
 
-mesh mesh4 4 "--op write_imm --sizes 65536 --verify" -- -s 64K -D 2 --warmup 0.5 --verify
+mesh mesh4 4 "--op write_imm --sizes 65536 --verify" -- -s 64K -D 1 --warmup 0.3 --verify
 grep -qE "^ +mesh +65536 +1 +12 " "$tmp/mesh4.txt" || fail "mesh4: console lacks the 12-pair row"
 grep -q "# mesh send bandwidth \[Gb/s\]" "$tmp/mesh4.txt" || fail "mesh4: console lacks the matrix title"
 rows=$(grep -cE '^ +[0-3]( +([0-9]+\.[0-9]+|-)){4}$' "$tmp/mesh4.txt")

@@ -14,7 +14,7 @@ sampled() {
   while kill -0 "$job" 2>/dev/null; do
     # from the header on: every rank has placed itself by then (a sample from before a rank
     # pinned itself, the only one of rank 0 when a loaded machine slowed this loop, is no
-    # contradiction of what it recorded); -D 3 leaves a loaded machine's slow loop time to
+    # contradiction of what it recorded); -D 2 leaves a loaded machine's slow loop time to
     # see every rank after it
     grep -q '^# rank ' "$tmp/$name.txt" 2>/dev/null || { sleep 0.1; continue; }
     for pid in $(pgrep -x rdmamesh); do
@@ -26,18 +26,18 @@ sampled() {
 }
 
 # more ranks than vCPUs: mpirun leaves them unbound, rdmamesh pins them, and says they share
-sampled four "$tmp/four.samples" -- -np 4 "$bin" -s 16K -D 3 --warmup 0.3
+sampled four "$tmp/four.samples" -- -np 4 "$bin" -s 16K -D 2 --warmup 0.3
 later "four: placement" "$here/check_placement.py" "$tmp/four.h5" "$tmp/four.samples" --bound-by rdmamesh
 [ "$(grep -c 'rdmamesh: warning: on softroce-vm, ranks are pinned to shared CPUs' "$tmp/four.txt")" = 1 ] ||
   fail "four: no single warning about shared CPUs"
 [ "$(grep -c '^# rank .* bound by rdmamesh' "$tmp/four.txt")" = 4 ] || fail "four: header lacks the 4 placement lines"
 
 # as many ranks as vCPUs under mpirun's own --bind-to core: kept, and recorded as the launcher's
-sampled two "$tmp/two.samples" -- -np 2 --bind-to core "$bin" -s 16K -D 3 --warmup 0.3
+sampled two "$tmp/two.samples" -- -np 2 --bind-to core "$bin" -s 16K -D 2 --warmup 0.3
 later "two: placement" "$here/check_placement.py" "$tmp/two.h5" "$tmp/two.samples" --bound-by launcher --distinct
 
 # the launcher binds nothing: rdmamesh pins one rank per core
-sampled own "$tmp/own.samples" -- -np 2 --bind-to none "$bin" -s 16K -D 3 --warmup 0.3
+sampled own "$tmp/own.samples" -- -np 2 --bind-to none "$bin" -s 16K -D 2 --warmup 0.3
 later "own: placement" "$here/check_placement.py" "$tmp/own.h5" "$tmp/own.samples" --bound-by rdmamesh --distinct
 grep -q "warning" "$tmp/own.txt" && fail "own: warned although no CPU is shared"
 

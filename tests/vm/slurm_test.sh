@@ -29,7 +29,7 @@ submit() {
 }
 
 # 1. the mesh job: mesh + pairs over two sizes, one rank per node, the report beside the file
-RDMAMESH_SIZES=4K,64K RDMAMESH_DURATION=0.5 RDMAMESH_ARGS="--warmup 0.3" submit mesh -N 3 jobs/mesh.sbatch
+RDMAMESH_SIZES=4K,64K RDMAMESH_DURATION=0.5 RDMAMESH_ARGS="--warmup 0.2" submit mesh -N 3 jobs/mesh.sbatch
 out=$tmp/results/rdmamesh-$job.h5
 if [ "$rc" = 0 ] && [ -f "$out" ]; then
   grep -q "srun, 3 node(s) x 1" "$tmp/mesh-$job.out" || fail "mesh job: did not launch with srun --mpi=pmix"
@@ -46,7 +46,7 @@ fi
 # points, efficiency and knee against the file) and the report's scaling section. Up to 64 KiB
 # with a window of 16: the job's default 1 MiB queues 128 MiB per pair, and draining that at
 # TCG speed took a minute while proving nothing the smaller sizes do not.
-RDMAMESH_PER_NODE=2 RDMAMESH_SIZES=4K,16K,64K RDMAMESH_DURATION=0.5 RDMAMESH_ARGS="--warmup 0.3 -t 16" \
+RDMAMESH_PER_NODE=2 RDMAMESH_SIZES=4K,16K,64K RDMAMESH_DURATION=0.5 RDMAMESH_ARGS="--warmup 0.2 -t 16" \
   submit scaling -N 3 jobs/scaling.sbatch
 out=$tmp/results/rdmamesh-$job.h5
 if [ "$rc" = 0 ] && [ -f "$out" ]; then

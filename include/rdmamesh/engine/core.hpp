@@ -51,7 +51,7 @@ constexpr std::uint64_t retired_by(std::uint64_t wr_id, std::uint64_t completed)
 struct round_deadlines {
   clock::time_point measure_from, end_by;
 };
-round_deadlines deadlines_for(const options& o, double duration_s, clock::time_point start);
+round_deadlines deadlines_for(const options& o, double duration_s, double warmup_s, clock::time_point start);
 
 class core {
  public:

@@ -28,7 +28,11 @@ class stream {
   void relink(std::span<const fabric::session_link> links);
   // The measured seconds of the rounds that follow (duration mode): -D, or a retest round's;
   // each run sets its own.
-  void set_duration(double seconds) { duration_s_ = seconds; }
+  // the next rounds' measured seconds and warm-up (a retest's are shorter than the run's)
+  void set_round(double seconds, double warmup) {
+    duration_s_ = seconds;
+    warmup_s_ = warmup;
+  }
   void start();     // the round's clock: warm-up, then the measured interval
   void progress();  // one pass: post what the windows allow, poll both CQs
 
@@ -132,6 +136,7 @@ class stream {
   // --interval: marks read from the clock the hot loop already reads, [mark] and [mark][session]
   double interval_s_ = 0;
   double duration_s_ = 0;
+  double warmup_s_ = 0;
   bool stall_ = false;  // RDMAMESH_FAULT=stall, for the next window
   clock::time_point next_mark_{};
   std::vector<double> mark_at_;

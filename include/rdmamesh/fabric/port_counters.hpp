@@ -6,6 +6,7 @@
 // names known here are sorted into kinds; an unreadable or unknown one is never an error.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -21,6 +22,11 @@ using counter_set = std::vector<std::pair<std::string, std::uint64_t>>;
 
 // `device_dir`: /sys/class/infiniband/DEV. Empty when the port has no counters to read.
 counter_set read_port_counters(const std::filesystem::path& device_dir, int port);
+
+// How long the kernel serves the port's hw_counters from a cache after a read
+// (hw_counters/lifespan, in ms; 0 where the port has none): a read sooner returns the last one's
+// values, so a run shorter than this would read its own start again.
+std::chrono::milliseconds counters_lifespan(const std::filesystem::path& device_dir, int port);
 
 // after - before for names in both (a counter that went backwards was reset: 0)
 counter_set counter_delta(const counter_set& before, const counter_set& after);

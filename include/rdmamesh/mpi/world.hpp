@@ -1,6 +1,7 @@
 // The only place rdmamesh calls MPI: environment lifetime, typed collectives over trivially
 // copyable structs, and non-blocking requests that callers poll while they keep the
-// fabric progressing (a blocked rank that stops polling can stall its peers' sends).
+// fabric progressing (a blocked rank that stops polling can stall its peers' sends). The
+// blocking collectives yield the core while they wait (world::wait).
 #pragma once
 
 #include <cstddef>
@@ -90,7 +91,9 @@ class world {
   std::vector<T> allgather(const T& mine) const {
     static_assert(std::is_trivially_copyable_v<T>);
     std::vector<T> all(static_cast<std::size_t>(size_));
-    check(MPI_Allgather(&mine, sizeof(T), MPI_BYTE, all.data(), sizeof(T), MPI_BYTE, comm_), "MPI_Allgather");
+    MPI_Request r = MPI_REQUEST_NULL;
+    check(MPI_Iallgather(&mine, sizeof(T), MPI_BYTE, all.data(), sizeof(T), MPI_BYTE, comm_, &r), "MPI_Iallgather");
+    wait(r, "MPI_Iallgather");
     return all;
   }
 
@@ -99,9 +102,11 @@ class world {
   std::vector<T> gather(std::span<const T> mine, int root = 0) const {
     static_assert(std::is_trivially_copyable_v<T>);
     std::vector<T> all(rank_ == root ? mine.size() * static_cast<std::size_t>(size_) : 0);
-    check(MPI_Gather(mine.data(), bytes(mine.size() * sizeof(T)), MPI_BYTE, all.data(), bytes(mine.size() * sizeof(T)),
-                     MPI_BYTE, root, comm_),
-          "MPI_Gather");
+    MPI_Request r = MPI_REQUEST_NULL;
+    check(MPI_Igather(mine.data(), bytes(mine.size() * sizeof(T)), MPI_BYTE, all.data(), bytes(mine.size() * sizeof(T)),
+                      MPI_BYTE, root, comm_, &r),
+          "MPI_Igather");
+    wait(r, "MPI_Igather");
     return all;
   }
 
@@ -120,9 +125,11 @@ class world {
     static_assert(std::is_trivially_copyable_v<T>);
     check_alltoall_shape(send.size(), per_rank);
     std::vector<T> recv(send.size());
-    check(MPI_Alltoall(send.data(), bytes(per_rank * sizeof(T)), MPI_BYTE, recv.data(), bytes(per_rank * sizeof(T)),
-                       MPI_BYTE, comm_),
-          "MPI_Alltoall");
+    MPI_Request r = MPI_REQUEST_NULL;
+    check(MPI_Ialltoall(send.data(), bytes(per_rank * sizeof(T)), MPI_BYTE, recv.data(), bytes(per_rank * sizeof(T)),
+                        MPI_BYTE, comm_, &r),
+          "MPI_Ialltoall");
+    wait(r, "MPI_Ialltoall");
     return recv;
   }
 
@@ -164,6 +171,11 @@ class world {
 
  private:
   static int bytes(std::size_t n);
+  // Waits for a collective this rank posted, yielding its core between tests: where ranks
+  // outnumber cores (an oversubscribed node, an emulated cluster), a rank that spins in MPI's
+  // progress keeps off the CPU the very peer it waits for; alone on its core, a yield returns
+  // at once. Every blocking collective goes through it.
+  static void wait(MPI_Request& r, const char* call);
   request iexchange_bytes(std::span<const std::uint32_t> partners, const std::byte* send, std::byte* recv,
                           std::size_t per_partner) const;
   void check_alltoall_shape(std::size_t n, std::size_t per_rank) const;
