@@ -407,7 +407,7 @@ void add_output_flags(CLI::App& app, options& o, flag_text& t) {
       "pair of a rank, NIC or node the run named: still slow alone means the link or NIC, fine alone means "
       "contention, undecided (between the two bounds) leaves the run's reading standing");
   app.add_option("--retest-duration", o.retest_duration_s,
-                 "Measured seconds of each retest round (default: -D, at most 0.5 s: a pair alone has its ports "
+                 "Measured seconds of each retest round (default: -D, at most 0.3 s: a pair alone has its ports "
                  "to itself), after the warm-up, at most 0.1 s");
   app.add_flag("--verify", o.verify, "Fill every payload with a (src, dst, seq) pattern and check it on arrival");
   app.add_option("--timeout", o.timeout_s,

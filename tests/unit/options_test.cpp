@@ -110,16 +110,16 @@ TEST_CASE("bad input is rejected with the flag named") {
   check_rejected({"--retest", "--retest-duration", "-1"}, "--retest-duration must be a positive");
 }
 
-TEST_CASE("a retest round lasts -D, at most 0.5 s, unless --retest-duration says; its warm-up at most 0.1 s") {
+TEST_CASE("a retest round lasts -D, at most 0.3 s, unless --retest-duration says; its warm-up at most 0.1 s") {
   const auto out = parse({"--retest", "-D", "2", "--warmup", "0.3"});
   REQUIRE(out.opts.has_value());
   CHECK(out.opts->round_seconds(false) == doctest::Approx(2.0));
-  CHECK(out.opts->round_seconds(true) == doctest::Approx(0.5));
+  CHECK(out.opts->round_seconds(true) == doctest::Approx(0.3));
   CHECK(out.opts->warmup_seconds(false) == doctest::Approx(0.3));
   CHECK(out.opts->warmup_seconds(true) == doctest::Approx(0.1));
-  const auto short_run = parse({"--retest", "-D", "0.3", "--warmup", "0.05"});
+  const auto short_run = parse({"--retest", "-D", "0.2", "--warmup", "0.05"});
   REQUIRE(short_run.opts.has_value());
-  CHECK(short_run.opts->round_seconds(true) == doctest::Approx(0.3));  // never longer than the run's rounds
+  CHECK(short_run.opts->round_seconds(true) == doctest::Approx(0.2));  // never longer than the run's rounds
   CHECK(short_run.opts->warmup_seconds(true) == doctest::Approx(0.05));
   const auto asked = parse({"--retest", "-D", "2", "--retest-duration", "3"});
   REQUIRE(asked.opts.has_value());

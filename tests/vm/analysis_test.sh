@@ -15,15 +15,18 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 args=(--pattern mesh,pairs --sizes 16K,64K -D 0.5 --warmup 0.2 --slow 60)
 
 mesh clean 4 "--op write_imm --patterns mesh,pairs --sizes 16384,65536" -- "${args[@]}"
-echo "== slow: RDMAMESH_FAULT=slow:2:*:10 mpirun -np 4 rdmamesh ${args[*]} --retest"
-RDMAMESH_FAULT='slow:2:*:10' mpirun -np 4 -x RDMAMESH_FAULT "$bin" "${args[@]}" --retest -o "$tmp/slow.h5" >"$tmp/slow.txt" 2>&1
+# the slow rank over the mesh alone: its retest runs after each run that names it (a few seconds
+# each), and the pairs pattern's runs prove nothing for the report that the mesh's do not
+slow=(--pattern mesh "${args[@]:2}")
+echo "== slow: RDMAMESH_FAULT=slow:2:*:10 mpirun -np 4 rdmamesh ${slow[*]} --retest"
+RDMAMESH_FAULT='slow:2:*:10' mpirun -np 4 -x RDMAMESH_FAULT "$bin" "${slow[@]}" --retest -o "$tmp/slow.h5" >"$tmp/slow.txt" 2>&1
 rc=$?
 grep -vE '^# rank ' "$tmp/slow.txt" | sed 's/^/    /'  # the log shows what each run named
 # degraded (5): every run finished, rank 2 is named
 [ "$rc" = 5 ] || fail "slow: rdmamesh exited $rc, expected 5 (degraded)"
-# the progress counts the plan's four runs, not the retests written between them
+# the progress counts the plan's two runs, not the retests written between them
 progress=$(grep -oE '^\[[0-9]+/[0-9]+\]' "$tmp/slow.txt" | tr '\n' ' ')
-[ "$progress" = "[1/4] [2/4] [3/4] [4/4] " ] || fail "slow: progress lines '$progress', expected [1/4] to [4/4]"
+[ "$progress" = "[1/2] [2/2] " ] || fail "slow: progress lines '$progress', expected [1/2] and [2/2]"
 mesh lat 3 "--op write_imm --mode lat --patterns pairs --sizes 8,4096" -- --mode lat --sizes 8,4K -n 200
 mesh flat 2 "--op write --patterns pairs --sizes 4096" -- --op write --pattern pairs -s 4K -D 1 --warmup 0.2 --interval 0
 mesh fine 3 "--op send --patterns mesh --sizes 65536" -- --op send -s 64K -D 1.1 --warmup 0.2 --interval 0.25

@@ -29,7 +29,7 @@ submit() {
 }
 
 # 1. the mesh job: mesh + pairs over two sizes, one rank per node, the report beside the file
-RDMAMESH_SIZES=4K,64K RDMAMESH_DURATION=0.5 RDMAMESH_ARGS="--warmup 0.2" submit mesh -N 3 jobs/mesh.sbatch
+RDMAMESH_SIZES=4K,64K RDMAMESH_DURATION=0.3 RDMAMESH_ARGS="--warmup 0.1" submit mesh -N 3 jobs/mesh.sbatch
 out=$tmp/results/rdmamesh-$job.h5
 if [ "$rc" = 0 ] && [ -f "$out" ]; then
   grep -q "srun, 3 node(s) x 1" "$tmp/mesh-$job.out" || fail "mesh job: did not launch with srun --mpi=pmix"
@@ -189,7 +189,7 @@ fi
 
 # 5. scancel mid-sweep: Slurm's SIGTERM; the file keeps every finished run, marked interrupted
 echo "== cancel: sbatch -N 3 jobs/mesh.sbatch, scancel after the first run is written"
-job=$(RDMAMESH_SIZES=1K,2K,4K,8K,16K,32K,64K RDMAMESH_PATTERNS=mesh RDMAMESH_DURATION=1 \
+job=$(RDMAMESH_SIZES=1K,2K,4K,8K,16K,32K,64K RDMAMESH_PATTERNS=mesh RDMAMESH_DURATION=0.5 RDMAMESH_ARGS="--warmup 0.2" \
   sbatch --parsable -N 3 -o "$tmp/cancel-%j.out" jobs/mesh.sbatch)
 job=${job%%;*}
 out=$tmp/results/rdmamesh-$job.h5

@@ -66,7 +66,7 @@ struct options {
   bool quiet = false;                  // no progress lines on stderr
   bool preflight = false;              // compare the NICs' settings, then stop before any traffic
   bool retest = false;                 // slow pairs of a mesh, shift or spread run go again alone, with control pairs
-  double retest_duration_s = 0;        // a retest round's measured seconds; 0: -D, at most 0.5 s
+  double retest_duration_s = 0;        // a retest round's measured seconds; 0: -D, at most 0.3 s
   double timeout_s = 30.0;             // silence after which a peer is named dead or hung
   double slow_pct = 90.0;              // below this % of its cohort's median (and the noise): slow
   double expect_bps = 0;               // --expect RATE: a floor per pair, bytes/s (0: none)
@@ -79,7 +79,7 @@ struct options {
   // so a shorter round counts as many messages as a round of the run did)
   double round_seconds(bool retest_round) const {
     if (!retest_round) return duration_s;
-    return retest_duration_s > 0 ? retest_duration_s : (duration_s < 0.5 ? duration_s : 0.5);
+    return retest_duration_s > 0 ? retest_duration_s : (duration_s < 0.3 ? duration_s : 0.3);
   }
   // A round's warm-up: --warmup, or a retest round's, at most 0.1 s: a pair alone fills its
   // window within a few round trips, and the retest compares pairs with controls that ramped
