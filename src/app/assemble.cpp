@@ -150,6 +150,7 @@ io::run_record assemble(const context& c, const engine::core& base, const plan::
   r.size = size;
   r.rounds = sched.rounds();
   r.rounds_done = acc.rounds_done;
+  if (retest.plan && retest.seconds > 0) r.round_s = retest.seconds;
   r.interrupted = stopped;
   r.active_per_node = active_per_node;
   if (active_per_node > 0) {

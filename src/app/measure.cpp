@@ -85,10 +85,11 @@ rank_run empty_run(const context& c, double seconds) {
 
 template <class Engine>
 rank_run measure_rounds(const context& c, Engine& eng, const plan::subset_schedule& sched, std::uint64_t size,
-                        bool retest_round, bool& stopped) {
-  rank_run acc = empty_run<Engine>(c, c.o.round_seconds(retest_round));
-  if constexpr (std::is_same_v<Engine, engine::stream>)
-    eng.set_round(c.o.round_seconds(retest_round), c.o.warmup_seconds(retest_round));
+                        const retest_of& retest, bool& stopped) {
+  const bool retest_round = retest.plan != nullptr;
+  const double seconds = retest_round && retest.seconds > 0 ? retest.seconds : c.o.round_seconds(retest_round);
+  rank_run acc = empty_run<Engine>(c, seconds);
+  if constexpr (std::is_same_v<Engine, engine::stream>) eng.set_round(seconds, c.o.warmup_seconds(retest_round));
   const engine::core& base = eng.base();
   auto on_stuck = [&](const liveness::verdict& v, const std::string& what) {
     c.give_up(stuck_line(c, v, base.suspects(), what), v);
@@ -167,7 +168,7 @@ bool run_one(const context& c, Engine& eng, const plan::subset_schedule& sched, 
   const bool reads = reads_port(c);
   const fabric::counter_set before = reads ? read_my_port(c) : fabric::counter_set{};
   const auto read_at = std::chrono::steady_clock::now();
-  rank_run acc = measure_rounds(c, eng, sched, size, retest.plan != nullptr, stopped);
+  rank_run acc = measure_rounds(c, eng, sched, size, retest, stopped);
   if (reads && !before.empty()) {
     const auto& me = c.ranks[c.me];
     // past the counters' cache (a jiffy or two beyond its lifespan), or a short run reads its start

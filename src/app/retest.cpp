@@ -13,11 +13,27 @@
 #include "rdmamesh/stats/retest.hpp"
 
 namespace rdmamesh::app {
+namespace {
+
+// What a pair at the retest's bound counts in a round, at least: ten (a slow pair's count of
+// zero is then e^-10 likely at the bound, and a count is good to about a third)
+constexpr double retest_messages = 10;
+
+// --retest-duration as given; otherwise -D's short retest round, longer where the controls'
+// rates in the run would leave a pair at the bound fewer messages (at most -D: the run's rounds)
+double round_seconds(const options& o, const stats::retest_plan& plan, const stats::square<double>& bw,
+                     std::uint64_t size) {
+  if (!o.duration_mode() || o.retest_duration_s > 0) return o.round_seconds(true);
+  return stats::retest_round_seconds(plan, bw, size, o.round_seconds(true), o.duration_s, retest_messages);
+}
+
+}  // namespace
 
 bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size, std::uint32_t& index, bool& stopped) {
   stats::retest_plan plan;
   std::optional<stats::square<double>> before;
   std::string text;
+  double seconds = c.o.round_seconds(true);
   if (c.me == 0) {
     const auto last = c.book.last();
     if (last && last->bw && last->retest_of < 0) {
@@ -26,8 +42,10 @@ bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size
       plan = stats::plan_job_retest(last->bw->tx_bw, last->bw->flags, last->bw->round, c.classes, c.o.slow_pct, found,
                                     c.node_of, c.nics, last->pattern == pattern_kind::spread, c.uplinks);
       before = last->bw->tx_bw;
+      seconds = round_seconds(c.o, plan, *before, size);
     }
-    if (!plan.slow.empty()) text = stats::encode_pairs(plan.slow) + "|" + stats::encode_pairs(plan.controls);
+    if (!plan.slow.empty())
+      text = fmt::format("{}|{}|{}", stats::encode_pairs(plan.slow), stats::encode_pairs(plan.controls), seconds);
   }
   {
     guarded_wait g(c.dog, fmt::format("rank {}: the other ranks stopped answering before a retest", c.me),
@@ -35,19 +53,20 @@ bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size
     text = c.w.bcast_string(text);
   }
   if (text.empty()) return true;
-  const auto bar = text.find('|');
+  const auto bar = text.find('|'), bar2 = text.rfind('|');
   plan.slow = stats::decode_pairs(text.substr(0, bar));
-  plan.controls = stats::decode_pairs(text.substr(bar + 1));
+  plan.controls = stats::decode_pairs(text.substr(bar + 1, bar2 - bar - 1));
+  seconds = std::stod(text.substr(bar2 + 1));
   stats::pair_list all = plan.slow;
   all.insert(all.end(), plan.controls.begin(), plan.controls.end());
   const plan::subset_schedule sched(plan::alone_rounds(all, fabric::port_ids(c.ranks)), c.n);
   if (c.me == 0 && !c.o.quiet) {
     fmt::print(stderr, "[retest] {} slow pair(s) and {} control pair(s) alone, {} rounds{}\n", plan.slow.size(),
                plan.controls.size(), sched.rounds(),
-               c.o.duration_mode() ? fmt::format(" of {:g} s", c.o.round_seconds(true)) : std::string());
+               c.o.duration_mode() ? fmt::format(" of {:.2g} s", seconds) : std::string());
     std::fflush(stderr);
   }
-  const retest_of what{static_cast<std::int32_t>(index - 1), &plan, before ? &*before : nullptr};
+  const retest_of what{static_cast<std::int32_t>(index - 1), &plan, before ? &*before : nullptr, seconds};
   const bool clean = run_one(c, eng, sched, size, 0, index, stopped, what);
   ++index;
   return clean;

@@ -408,7 +408,8 @@ void add_output_flags(CLI::App& app, options& o, flag_text& t) {
       "contention, undecided (between the two bounds) leaves the run's reading standing");
   app.add_option("--retest-duration", o.retest_duration_s,
                  "Measured seconds of each retest round (default: -D, at most 0.3 s: a pair alone has its ports "
-                 "to itself), after the warm-up, at most 0.1 s");
+                 "to itself; longer, up to -D, where the control pairs' rates in the run would leave a pair "
+                 "at the retest's bound fewer than ten messages), after the warm-up, at most 0.1 s");
   app.add_flag("--verify", o.verify, "Fill every payload with a (src, dst, seq) pattern and check it on arrival");
   app.add_option("--timeout", o.timeout_s,
                  "Seconds without any sign of life from a peer before it is named dead or hung (not a bound on "

@@ -314,7 +314,7 @@ std::vector<std::string> window_lines(const options& o, const run_record& r, std
   const auto windows = stats::rank_windows(*r.bw);
   for (std::size_t rank = 0; rank < windows.size(); ++rank) {
     const double w = windows[rank];
-    const double planned = o.round_seconds(r.retest_of >= 0);
+    const double planned = r.round_seconds(o);
     if (!(w < 0.9 * planned)) continue;  // NaN: it measured no pair
     lines.push_back(fmt::format(
         "# short window: {} measured {:.3g} s of the {:.3g} s interval (no CPU when it opened: an oversubscribed node "

@@ -252,7 +252,7 @@ void write_run_attrs(hid_t r, const options& o, const run_record& run) {
   h5::set_attr(r, "interrupted", static_cast<std::int64_t>(run.interrupted ? 1 : 0));
   h5::set_attr(r, "connect", std::string(run.round_connect_s >= 0 ? "round" : "all"));
   if (run.round_connect_s >= 0) h5::set_attr(r, "round_connect_s", run.round_connect_s);
-  h5::set_attr(r, "duration_s", o.duration_mode() ? o.round_seconds(run.retest_of >= 0) : 0.0);
+  h5::set_attr(r, "duration_s", o.duration_mode() ? run.round_seconds(o) : 0.0);
   h5::set_attr(r, "warmup_s", o.duration_mode() ? o.warmup_seconds(run.retest_of >= 0) : 0.0);
   h5::set_attr(r, "iters", static_cast<std::int64_t>(o.iters));
   h5::set_attr(r, "tx_depth", static_cast<std::int64_t>(o.tx_depth));

@@ -332,6 +332,15 @@ std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<d
   return out;
 }
 
+double retest_round_seconds(const retest_plan& plan, const square<double>& bw, std::uint64_t size, double least_s,
+                            double most_s, double messages) {
+  double slowest = std::numeric_limits<double>::infinity();  // bytes/s
+  for (const auto& [a, b] : plan.controls)
+    if (bw.at(a, b) > 0) slowest = std::min(slowest, bw.at(a, b));
+  if (!std::isfinite(slowest)) return most_s;
+  return std::clamp(messages * static_cast<double>(size) / (0.5 * slowest), least_s, std::max(least_s, most_s));
+}
+
 std::vector<double> control_pcts(const retest_plan& plan, const square<double>& alone, const pair_classes& class_of) {
   struct control {
     double bw;

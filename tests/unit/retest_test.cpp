@@ -92,6 +92,28 @@ TEST_CASE("plan: a slow rank's sends go again, slowest first, with controls clea
   CHECK(stats::plan_retest(m.bw, m.flags, m.round, stats::pair_classes(4, one_node), 90, 1, 2).slow.size() == 1);
 }
 
+TEST_CASE("a retest round: ten messages for a pair at half the slowest control's rate, within 0.3 s and -D") {
+  stats::square<double> bw(4, 1e6);  // bytes/s: 244 messages of 4 KiB a second
+  stats::retest_plan p;
+  p.slow = {{2, 1}, {2, 3}};
+  p.controls = {{0, 1}, {1, 0}};
+  bw.at(2, 1) = bw.at(2, 3) = 1;  // the slow pairs' own rates decide nothing: their count is the test
+  // at half of 244 a second, ten messages take 0.08 s: the short round stands
+  CHECK(stats::retest_round_seconds(p, bw, 4096, 0.3, 2, 10) == doctest::Approx(0.3));
+  // a control at a tenth of that (a loaded host): 0.82 s
+  bw.at(1, 0) = 1e5;
+  CHECK(stats::retest_round_seconds(p, bw, 4096, 0.3, 2, 10) == doctest::Approx(10 * 4096 / 0.5e5));
+  // at a hundredth, 8 s: the run's own -D bounds it
+  bw.at(1, 0) = 1e4;
+  CHECK(stats::retest_round_seconds(p, bw, 4096, 0.3, 2, 10) == doctest::Approx(2));
+  // no control measured in the run: -D
+  bw.at(0, 1) = bw.at(1, 0) = 0;
+  CHECK(stats::retest_round_seconds(p, bw, 4096, 0.3, 1, 10) == doctest::Approx(1));
+  // -D shorter than 0.3 s: -D
+  bw.at(0, 1) = bw.at(1, 0) = 1e6;
+  CHECK(stats::retest_round_seconds(p, bw, 4096, 0.2, 0.2, 10) == doctest::Approx(0.2));
+}
+
 TEST_CASE("an uplink's pairs: one end under it, either way, as the pair classes count the uplinks crossed") {
   // 3 leaves of one node each, 2 ranks a node: leaf 0's uplink holds ranks 0 and 1
   const std::vector<std::int32_t> node_of{0, 0, 1, 1, 2, 2};

@@ -129,14 +129,16 @@ def main():
                 r = runs[1]
                 check(int(r.attrs.get("retest_of", -1)) == 0, f"run 0001 retest_of {r.attrs.get('retest_of')}")
                 check("retest" in r and "retest_of" not in runs[0].attrs, "no /runs/0001/retest or run 0000 marked")
-                # its rounds last --retest-duration: by default the run's -D, at most 0.3 s, after a
+                # its rounds: the run's -D, at most 0.3 s, or longer, up to -D, where the controls'
+                # rates in the run leave a pair at the bound fewer than ten messages in 0.3 s; after a
                 # warm-up of the run's, at most 0.1 s
-                want_s = min(float(runs[0].attrs["duration_s"]), 0.3)
+                d = float(runs[0].attrs["duration_s"])
+                want_s = min(d, 0.3)
                 want_w = min(float(runs[0].attrs["warmup_s"]), 0.1)
                 check(abs(float(r.attrs["warmup_s"]) - want_w) < 1e-9,
                       f"the retest's warm-up: warmup_s {r.attrs['warmup_s']}, expected {want_w}")
-                check(abs(float(r.attrs["duration_s"]) - want_s) < 1e-9,
-                      f"the retest's rounds: duration_s {r.attrs['duration_s']}, expected {want_s}")
+                check(want_s - 1e-9 <= float(r.attrs["duration_s"]) <= d + 1e-9,
+                      f"the retest's rounds: duration_s {r.attrs['duration_s']}, expected {want_s} to {d}")
                 if "retest" in r:
                     g = r["retest"]
                     every = {(int(a), int(b)): int(v) for a, b, v in zip(g["src"][:], g["dst"][:], g["still_slow"][:])}
@@ -160,7 +162,9 @@ def main():
                     still = g["still_slow"][:].astype(bool)
                     check(np.all(pct[still] < bound[still]) and np.all(pct[~still] >= bound[~still]),
                           f"pct {pct} against the bound {bound}: still_slow {still}")
-                    check(np.all(g["alone_bw"][:] > 0), "a retested pair measured nothing alone")
+                    # a pair that moved nothing alone, in rounds sized for ten messages at the bound,
+                    # did not recover: still slow, never fine or undecided
+                    check(np.all((g["alone_bw"][:] > 0) | still), "a retested pair measured nothing alone, and is not still slow")
         elif what == "cut-sweep":
             min_runs, text = int(args[0]), args[1]
             check(int(f.attrs["complete"]) == 0, "complete is 1 after a failure")

@@ -42,6 +42,7 @@ struct retest_of {
   std::int32_t index = -1;
   const stats::retest_plan* plan = nullptr;
   const stats::square<double>* before = nullptr;
+  double seconds = 0;  // each round's measured seconds (retest_slow_pairs sizes them)
 };
 
 // Collective. Rank 0 gets the run's record; the other ranks an empty one. `base` names the

@@ -49,6 +49,7 @@ struct run_record {
 
   // --retest: this run re-ran run `retest_of`'s slow pairs alone (and control pairs); -1 otherwise
   std::int32_t retest_of = -1;
+  double round_s = 0;  // a retest's measured seconds a round, sized to its slow pairs (0: the options')
   std::vector<stats::retest_verdict> retest;
   std::size_t retest_controls = 0;
   std::vector<double> retest_controls_pct;  // each control alone: control_pcts
@@ -58,6 +59,8 @@ struct run_record {
   pattern_kind contention_vs = pattern_kind::pairs;
 
   bool clean() const;  // no failed pair, no mismatch, no event
+  // the measured seconds of each round: -D, or the retest's
+  double round_seconds(const options& o) const { return round_s > 0 ? round_s : o.round_seconds(retest_of >= 0); }
 };
 
 }  // namespace rdmamesh::io

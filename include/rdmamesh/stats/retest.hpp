@@ -129,6 +129,15 @@ std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<d
 // reference, a control reads as a pair under test does.
 std::vector<double> control_pcts(const retest_plan& plan, const square<double>& alone, const pair_classes& class_of);
 
+// A retest round's seconds: long enough that a pair at half the slowest control's rate in the
+// run (`bw`, bytes/s, contention included: alone it is as fast or faster), about the retest's
+// bound, completes `messages` messages of `size` bytes, between `least_s` and `most_s`. Then a
+// slow pair's count, even of zero, tells it from one at the bound (ten expected, none counted:
+// e^-10); a fixed short round on a loaded host left the controls a few messages, and a pair
+// slowed to a tenth none that meant anything. No measured control: `most_s`.
+double retest_round_seconds(const retest_plan& plan, const square<double>& bw, std::uint64_t size, double least_s,
+                            double most_s, double messages);
+
 // "a,b;c,d" and back: how rank 0 hands the plan to every rank.
 std::string encode_pairs(const pair_list& pairs);
 pair_list decode_pairs(const std::string& text);
