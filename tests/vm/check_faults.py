@@ -10,7 +10,7 @@
   check_faults.py FILE long ITERS TIMEOUT         complete, every active pair moved exactly ITERS messages, and
                                                   each took over 2 x TIMEOUT (else the test proves nothing)
   check_faults.py FILE outlier KIND RANK PEER      exactly one outlier: KIND (rank, link) naming RANK (and PEER)
-  check_faults.py FILE retest PAIRS [MIN]         run 0001 retests run 0000: its /retest table holds at least MIN, its rounds -D long, at most 0.3 s
+  check_faults.py FILE retest PAIRS [MIN]         run 0001 retests run 0000: its /retest table holds at least MIN, its rounds -D long, at most 0.3 s or up to -D where its controls ran slow
                                                   (default all) of PAIRS (SRC:DST,...) and nothing else, all still slow alone
   check_faults.py FILE cut-sweep MIN_RUNS TEXT    complete=0, status 'incomplete: ...TEXT...', at least MIN_RUNS
                                                   runs kept, /sweeps holds exactly the finished runs' sizes

@@ -49,7 +49,7 @@ struct run_record {
 
   // --retest: this run re-ran run `retest_of`'s slow pairs alone (and control pairs); -1 otherwise
   std::int32_t retest_of = -1;
-  double round_s = 0;  // a retest's measured seconds a round, sized to its slow pairs (0: the options')
+  double round_s = 0;  // a retest's measured seconds a round, sized from its controls (0: the options')
   std::vector<stats::retest_verdict> retest;
   std::size_t retest_controls = 0;
   std::vector<double> retest_controls_pct;  // each control alone: control_pcts
