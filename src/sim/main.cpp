@@ -119,19 +119,19 @@ int main(int argc, char** argv) {
   bool show_kinds = false;
   double model_alpha = 0;
   sim_cmd->add_option("--model", model_alpha,
-                      "Judge by the effects model (issue 42's first step) at this chance of naming a healthy part "
-                      "per run, e.g. 0.001, instead of today's finder");
+                      "Judge by the effects model (issue 42) at this chance of counting a healthy part in a job, "
+                      "e.g. 0.001, instead of today's finder and fold; with --retest, the parts a run shows below "
+                      "--slow are measured alone and counted by that evidence");
   sim_cmd->add_flag("--kinds", show_kinds, "Below the row, the wrong causes counted, by kind");
   std::uint32_t stated = 0;
   sim_cmd->add_option("--stated", stated,
                       "Below the row, the false-alarm level each run states (rdmamesh's '# false alarms:' line, from "
                       "this many healthy runs drawn like it), beside how often these runs named a cause");
   bool retest = false;
-  auto* retest_flag = sim_cmd->add_flag(
+  sim_cmd->add_flag(
       "--retest", retest,
       "Each job runs --retest, as the health job does: its slow and named pairs measured alone (with the noise "
-      "model's alone spread) and the verdict folded with them");
-  retest_flag->excludes("--model");
+      "model's alone spread) and the verdict folded with them (with --model: the model's retest)");
   CLI11_PARSE(app, argc, argv);
   f.pattern = pattern == "spread" ? pattern_kind::spread : pattern_kind::mesh;
   try {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "rdmamesh/stats/median.hpp"
 
@@ -126,48 +128,93 @@ effects_fit fit_effects(const run_matrices& m, std::span<const std::int32_t> nod
   return f;
 }
 
-std::vector<model_cause> find_by_model(const run_matrices& m, std::span<const std::int32_t> node_of,
-                                       const model_settings& s) {
-  const auto f = fit_effects(m, node_of);
+std::vector<model_cause> model_parts(const effects_fit& f, std::span<const std::int32_t> node_of,
+                                     std::span<const std::int32_t> rail_of, const model_settings& s) {
   const std::size_t n = f.send.size();
+  const auto node = [&](std::size_t r) { return r < node_of.size() ? node_of[r] : -1 - static_cast<int>(r); };
+  const auto rail = [&](std::size_t r) { return r < rail_of.size() ? rail_of[r] : -1; };
+  // each part once: its kind, node, rail and rank, and its members
   std::map<std::int32_t, std::vector<std::uint32_t>> on_node;
-  for (std::uint32_t r = 0; r < n; ++r)
-    on_node[r < node_of.size() ? node_of[r] : -1 - static_cast<int>(r)].push_back(r);
+  std::map<std::pair<std::int32_t, std::int32_t>, std::vector<std::uint32_t>> on_nic;
+  for (std::uint32_t r = 0; r < n; ++r) {
+    on_node[node(r)].push_back(r);
+    if (rail(r) >= 0) on_nic[{node(r), rail(r)}].push_back(r);
+  }
+  std::map<std::int32_t, int> nics_of;
+  for (const auto& [key, ranks] : on_nic) ++nics_of[key.first];
+  struct unit {
+    outlier_kind kind;
+    std::int32_t node, rail, rank;
+    std::vector<std::uint32_t> ranks;
+  };
+  std::vector<unit> units;
+  for (const auto& [nd, ranks] : on_node) units.push_back({outlier_kind::node, nd, -1, -1, ranks});
+  for (const auto& [key, ranks] : on_nic) {
+    if (nics_of[key.first] >= 2) units.push_back({outlier_kind::nic, key.first, key.second, -1, ranks});
+  }
+  for (std::uint32_t r = 0; r < n; ++r) {
+    // a rank alone on its NIC (or its node, with one NIC) is that NIC: not a part of its own
+    const bool own_nic = rail(r) >= 0 && nics_of[node(r)] >= 2;
+    const auto& holder = own_nic ? on_nic[{node(r), rail(r)}] : on_node[node(r)];
+    if (holder.size() >= 2) units.push_back({outlier_kind::rank, node(r), rail(r), static_cast<std::int32_t>(r), {r}});
+  }
 
-  std::vector<model_cause> candidates;
+  std::vector<model_cause> out;
   for (bool sends : {true, false}) {
     const auto& e = sends ? f.send : f.recv;
     const auto& count = sends ? f.n_send : f.n_recv;
-    const double scale = sends ? f.send_scale : f.recv_scale;
-    // a part's effect over how far healthy ones stray, and never over less than its own
-    // standard error (a median of k residuals: about 1.25 noise / sqrt(k))
-    const auto test = [&](double effect, double k, double spread) {
-      const double se = 1.2533 * f.noise / std::sqrt(std::max(k, 1.0));
-      return t_upper(-effect / std::max({spread, se, 1e-12}), s.tail_dof);
-    };
-    std::vector<double> node_effects;
-    std::map<std::int32_t, double> node_effect;
-    for (const auto& [nd, ranks] : on_node) {
-      double sum = 0, k = 0;
-      for (auto r : ranks)
-        if (count[r] > 0) sum += e[r], k += 1;
-      if (k == 0) continue;
-      node_effect[nd] = sum / k;
-      node_effects.push_back(sum / k);
-    }
-    const double node_spread = robust_scale(node_effects);
-    for (const auto& [nd, effect] : node_effect) {
-      double k = 0;
-      for (auto r : on_node[nd]) k += count[r];
-      candidates.push_back({outlier_kind::node, nd, -1, sends, effect, test(effect, k, node_spread)});
-      if (on_node[nd].size() < 2) continue;  // a node's only rank is the node: what is replaced
-      for (auto r : on_node[nd]) {
+    const double rank_scale = sends ? f.send_scale : f.recv_scale;
+    // a part's effect (its ranks' mean) and how far healthy parts of its kind stray: the robust
+    // scale of every such part's effect in the run
+    std::map<outlier_kind, std::vector<double>> of_kind;
+    std::vector<std::pair<double, double>> effect_k(units.size(), {nan, 0});
+    for (std::size_t u = 0; u < units.size(); ++u) {
+      double sum = 0, k = 0, pairs = 0;
+      for (auto r : units[u].ranks) {
         if (count[r] == 0) continue;
-        candidates.push_back(
-            {outlier_kind::rank, nd, static_cast<std::int32_t>(r), sends, e[r], test(e[r], count[r], scale)});
+        sum += e[r];
+        k += 1;
+        pairs += count[r];
       }
+      if (k == 0) continue;
+      effect_k[u] = {sum / k, pairs};
+      of_kind[units[u].kind].push_back(sum / k);
+    }
+    std::map<outlier_kind, double> spread;
+    for (auto& [kind, v] : of_kind) spread[kind] = kind == outlier_kind::rank ? rank_scale : robust_scale(v);
+    for (std::size_t u = 0; u < units.size(); ++u) {
+      const auto [effect, k] = effect_k[u];
+      if (std::isnan(effect)) continue;
+      // its effect over how far healthy ones stray, and never over less than its own standard
+      // error (a median of k residuals: about 1.25 noise / sqrt(k))
+      const double se = 1.2533 * f.noise / std::sqrt(std::max(k, 1.0));
+      const double p = t_upper(-effect / std::max({spread[units[u].kind], se, 1e-12}), s.tail_dof);
+      model_cause c{units[u].kind,
+                    units[u].node,
+                    units[u].rank,
+                    units[u].rail,
+                    sends,
+                    effect,
+                    p,
+                    std::vector<std::uint8_t>(n, 0)};
+      for (auto r : units[u].ranks) c.member[r] = 1;
+      out.push_back(std::move(c));
     }
   }
+  return out;
+}
+
+bool inside(const model_cause& inner, const model_cause& outer) {
+  if (inner.sends != outer.sends || inner.member == outer.member || inner.member.size() != outer.member.size())
+    return false;
+  for (std::size_t r = 0; r < inner.member.size(); ++r)
+    if (inner.member[r] && !outer.member[r]) return false;
+  return true;
+}
+
+std::vector<model_cause> find_by_model(const run_matrices& m, std::span<const std::int32_t> node_of,
+                                       const model_settings& s, std::span<const std::int32_t> rail_of) {
+  auto candidates = model_parts(fit_effects(m, node_of), node_of, rail_of, s);
   // Holm: the i-th smallest p against alpha / (m - i), stopping at the first that fails
   std::ranges::sort(candidates, {}, &model_cause::p);
   std::vector<model_cause> named;
@@ -176,9 +223,7 @@ std::vector<model_cause> find_by_model(const run_matrices& m, std::span<const st
     const auto& c = candidates[i];
     if (c.p >= s.alpha / static_cast<double>(candidates.size() - i)) break;
     if (c.effect >= floor) continue;  // beyond the noise, but not slow enough to matter
-    const bool covered = c.kind == outlier_kind::rank && std::ranges::any_of(named, [&](const model_cause& x) {
-                           return x.kind == outlier_kind::node && x.node == c.node && x.sends == c.sends;
-                         });
+    const bool covered = std::ranges::any_of(named, [&](const model_cause& x) { return inside(c, x); });
     if (!covered) named.push_back(c);
   }
   return named;

@@ -115,6 +115,22 @@ TEST_CASE("with --retest, emulated healthy jobs rarely count a cause; a real fab
   CHECK(healthy.false_jobs == 0);
 }
 
+TEST_CASE("the model with its retest: healthy jobs count a part at most as often as alpha; a rank at half is found") {
+  // alpha is the chance of counting any healthy part in a job: 2 000 healthy 3 x 2 jobs at 0.003
+  // expect 6 at most; the retest's pairs alone, not the run's contention, decide
+  const sim::fabric_shape f{.nodes = 3, .per_node = 2, .rails = 1};
+  const auto healthy = sim::run_jobs(f, sim::emulator_noise(), {}, 2000, 31, 0.003, 0, true);
+  CHECK(healthy.false_jobs <= 12);
+  CHECK(healthy.retested > 200);  // the runs did show parts below --slow: the retest cleared them
+  // a rank at half, which one run can never tell from the emulator's contention, is found alone
+  const auto rank = sim::run_jobs(f, sim::emulator_noise(), sim::parse_fault("rank:50"), 500, 32, 0.003, 0, true);
+  CHECK(rank.named >= 375);
+  // on a real fabric's noise a node at 70 % is named whenever its run shows it
+  const auto nic = sim::run_jobs(f, sim::nic_noise(), sim::parse_fault("node:70"), 300, 33, 0.001, 0, true);
+  CHECK(nic.named >= 297);
+  CHECK(nic.false_jobs <= 1);
+}
+
 TEST_CASE("a fault the simulator cannot draw is refused with the form it takes") {
   CHECK_THROWS_AS(sim::parse_fault("switch:50"), std::invalid_argument);
   CHECK_THROWS_AS(sim::parse_fault("node:150"), std::invalid_argument);

@@ -41,16 +41,28 @@ struct model_settings {
 };
 
 struct model_cause {
-  outlier_kind kind = outlier_kind::rank;  // rank or node
+  outlier_kind kind = outlier_kind::rank;  // rank, nic or node
   std::int32_t node = -1, rank = -1;
+  std::int32_t rail = -1;  // nic: its rail
   bool sends = true;
-  double effect = 0;  // log
-  double p = 1;       // one-sided, before the correction
+  double effect = 0;                 // log
+  double p = 1;                      // one-sided, before the correction
+  std::vector<std::uint8_t> member;  // by rank: the ranks it holds
 };
+
+// Every part of the run the model can test, each with its effect and its p in this run: a node's
+// sends and receives (its ranks' mean effect), a NIC's where a node drives several (`rail_of`), a
+// rank's where its NIC or node holds several ranks. A part of one member is that member's larger
+// unit (a one-rank NIC is the NIC, a one-NIC node the node): what is replaced.
+std::vector<model_cause> model_parts(const effects_fit& f, std::span<const std::int32_t> node_of,
+                                     std::span<const std::int32_t> rail_of, const model_settings& s);
 
 // The causes the model names in one run, strongest first; a node named covers its ranks.
 std::vector<model_cause> find_by_model(const run_matrices& m, std::span<const std::int32_t> node_of,
-                                       const model_settings& s);
+                                       const model_settings& s, std::span<const std::int32_t> rail_of = {});
+
+// Whether part `inner` lies inside `outer` (a rank in its NIC or node, a NIC in its node), on the same side.
+bool inside(const model_cause& inner, const model_cause& outer);
 
 // P(T > t) for Student's t with `dof` degrees of freedom.
 double t_upper(double t, double dof);

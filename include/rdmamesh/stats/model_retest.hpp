@@ -1,0 +1,65 @@
+// The retest as the model's second look (issue 42): the parts a run shows below --slow go again,
+// their pairs alone beside control pairs, and each part's lasting effect is what its pairs alone
+// fall short of the controls of their class, the same additive model as the run's (a class
+// offset, the part's effect, noise), fit to fresh data.
+//
+// The run chooses what to retest; the retest alone decides. A run's effects hold passing
+// contention whose tails are heavy (a rank that lost the CPU for the whole window), so pooling
+// the run's evidence with the alone rows would let one run's lottery outvote them. The pairs
+// alone are drawn after the choice and independently of it, so their tests are valid whatever
+// chose them, and Holm's step-down over the parts retested keeps the chance of counting any
+// healthy part in a job at most alpha. A part is counted when the test rejects "at least --slow %
+// of the healthy alone" (an interval null: a part 2 % slow is healthy by --slow's definition, so
+// no significance on a long run drains it), cleared when its 95 % interval lies above --slow, and
+// undecided otherwise: then the run's reading stands, and nothing is drained on it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "rdmamesh/stats/matrix.hpp"
+#include "rdmamesh/stats/median.hpp"
+#include "rdmamesh/stats/model.hpp"
+#include "rdmamesh/stats/pair_class.hpp"
+#include "rdmamesh/stats/retest.hpp"
+
+namespace rdmamesh::stats {
+
+struct model_retest_plan {
+  std::vector<model_cause> parts;     // every part of the run the model tests
+  std::vector<std::size_t> screened;  // of those, the ones below --slow in the run: retested
+  std::vector<pair_list> sides;       // parallel to screened: each part's pairs, slowest in the run first
+  pair_list controls;                 // per class, pairs nearest its median, clear of screened parts where possible
+  pair_list all() const;              // every pair the retest measures, once
+};
+
+// The retest of a run judged by the model: up to `per_side` of each screened part's pairs and up
+// to `controls` per class of those pairs.
+model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::int32_t> node_of,
+                                    std::span<const std::int32_t> rail_of, const pair_classes& classes,
+                                    const model_settings& s, std::size_t per_side = 8, std::size_t controls = 8);
+
+struct lasting_effect {
+  model_cause part;                         // as the run read it (effect, p: the run's)
+  double effect = nan, lo = nan, hi = nan;  // alone against the controls, log; its 95 % interval
+  double dof = 0;                           // of the interval and the tests
+  std::size_t pairs = 0, controls = 0;      // behind it
+  double p_slow = 1;                        // the chance, were it at --slow % alone, of reading this slow or slower
+  bool counted = false;                     // Holm over the parts retested, at alpha
+  bool cleared = false;                     // its interval above --slow
+  bool within = false;                      // counted, inside a counted larger part that stands for it
+  bool narrowed = false;  // counted, but a counted part inside it stands for it: its other parts are fine
+};
+
+// Every screened part's lasting effect from `alone` (bytes/s of the planned pairs; a pair that
+// moved nothing reads `floor_bps`, half a message in the round), counted, cleared or undecided.
+// A counted part holding counted parts stands for them (`within`) unless its other parts are
+// fine (not below --slow in the run, or cleared alone): then the parts inside stand (`narrowed`).
+std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, const square<double>& alone,
+                                               const pair_classes& classes, const model_settings& s, double floor_bps);
+
+// The t quantile: the t for which P(T > t) = p, `dof` degrees of freedom.
+double t_quantile(double p, double dof);
+
+}  // namespace rdmamesh::stats

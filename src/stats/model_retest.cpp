@@ -1,0 +1,249 @@
+// The model's retest: what to measure alone, and each part's lasting effect from it (see the header).
+#include "rdmamesh/stats/model_retest.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <utility>
+
+namespace rdmamesh::stats {
+namespace {
+
+bool usable(const run_matrices& m, std::uint32_t a, std::uint32_t b) {
+  const double bw = m.tx_bw.at(a, b);
+  return a != b && bw > 0 && std::isfinite(bw) && (m.flags.v.empty() || m.flags.at(a, b) == 0);
+}
+
+// A part's side: the pairs out of its ranks (sends) or into them (receives), the other end outside.
+bool on_side(const model_cause& p, std::uint32_t a, std::uint32_t b) {
+  return p.sends ? p.member[a] && !p.member[b] : p.member[b] && !p.member[a];
+}
+
+double mad_scale(std::vector<double> v, double centre) {
+  for (auto& x : v) x = std::fabs(x - centre);
+  const double m = median_of(std::move(v));
+  return std::isfinite(m) ? 1.4826 * m : 0;
+}
+
+// Huber's M-estimate of location (1.345 robust scales): the mean where values agree, a bounded
+// pull from the few far off (the emulator's pairs alone have heavy tails).
+double huber_location(const std::vector<double>& v) {
+  double mu = median_of(v);
+  const double s = mad_scale(v, mu);
+  if (!(s > 0)) return mu;
+  for (int it = 0; it < 20; ++it) {
+    double sum = 0, weight = 0;
+    for (double x : v) {
+      const double r = std::fabs(x - mu), w = r > 1.345 * s ? 1.345 * s / r : 1;
+      sum += w * x;
+      weight += w;
+    }
+    mu = sum / weight;
+  }
+  return mu;
+}
+
+}  // namespace
+
+double t_quantile(double p, double dof) {
+  double lo = 0, hi = 1e6;  // t_upper falls from 0.5 at 0
+  for (int it = 0; it < 200; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (t_upper(mid, dof) > p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+pair_list model_retest_plan::all() const {
+  std::set<std::pair<std::uint32_t, std::uint32_t>> seen;
+  pair_list out;
+  for (const auto& side : sides)
+    for (const auto& p : side)
+      if (seen.insert(p).second) out.push_back(p);
+  for (const auto& p : controls)
+    if (seen.insert(p).second) out.push_back(p);
+  return out;
+}
+
+model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::int32_t> node_of,
+                                    std::span<const std::int32_t> rail_of, const pair_classes& classes,
+                                    const model_settings& s, std::size_t per_side, std::size_t controls) {
+  model_retest_plan plan;
+  plan.parts = model_parts(fit_effects(m, node_of), node_of, rail_of, s);
+  const std::uint32_t n = m.tx_bw.n;
+  const double slow = std::log(s.slow_pct / 100);
+  std::vector<std::uint8_t> touched(n, 0);
+  std::set<int> needed;  // the classes the screened parts' pairs are in
+  // a rank's effect on each side: a part is screened where it, or any rank of it, reads below
+  // --slow (a node's mean can hide its one slow rank behind a rank that ran lucky)
+  std::vector<double> rank_send(n, nan), rank_recv(n, nan);
+  for (const auto& p : plan.parts) {
+    if (p.kind != outlier_kind::rank) continue;
+    (p.sends ? rank_send : rank_recv)[static_cast<std::size_t>(p.rank)] = p.effect;
+  }
+  const auto screened = [&](const model_cause& p) {
+    if (p.effect < slow) return true;
+    const auto& e = p.sends ? rank_send : rank_recv;
+    for (std::uint32_t r = 0; r < n; ++r)
+      if (p.member[r] && e[r] < slow) return true;
+    return false;
+  };
+  for (std::size_t i = 0; i < plan.parts.size(); ++i) {
+    const auto& p = plan.parts[i];
+    if (!screened(p)) continue;
+    pair_list side;  // its members' rows (sends) or columns (receives), not all N^2 pairs
+    for (std::uint32_t r = 0; r < n; ++r) {
+      if (!p.member[r]) continue;
+      for (std::uint32_t o = 0; o < n; ++o) {
+        const auto [a, b] = p.sends ? std::pair{r, o} : std::pair{o, r};
+        if (usable(m, a, b) && on_side(p, a, b)) side.emplace_back(a, b);
+      }
+    }
+    std::ranges::sort(side, {}, [&](const auto& ab) { return m.tx_bw.at(ab.first, ab.second); });
+    if (side.size() > per_side) side.resize(per_side);
+    if (side.empty()) continue;
+    for (const auto& [a, b] : side) needed.insert(classes(a, b));
+    for (std::uint32_t r = 0; r < n; ++r) touched[r] |= p.member[r];
+    plan.screened.push_back(i);
+    plan.sides.push_back(std::move(side));
+  }
+  // controls: for each screened part, up to `controls` pairs of each class that do not touch it,
+  // clear of the other screened parts first, then nearest the class's median
+  std::map<int, std::vector<std::pair<std::uint32_t, std::uint32_t>>> of_class;
+  for (std::uint32_t a = 0; a < n; ++a)
+    for (std::uint32_t b = 0; b < n; ++b)
+      if (usable(m, a, b) && needed.contains(classes(a, b))) of_class[classes(a, b)].emplace_back(a, b);
+  std::set<std::pair<std::uint32_t, std::uint32_t>> chosen;
+  for (auto& [cls, pairs] : of_class) {
+    std::vector<double> logs;
+    for (const auto& [a, b] : pairs) logs.push_back(std::log(m.tx_bw.at(a, b)));
+    const double mid = median_of(logs);
+    const auto key = [&](const auto& ab) {
+      return std::pair{touched[ab.first] + touched[ab.second],
+                       std::fabs(std::log(m.tx_bw.at(ab.first, ab.second)) - mid)};
+    };
+    std::ranges::sort(pairs, {}, key);
+    for (auto i : plan.screened) {
+      const auto& member = plan.parts[i].member;
+      std::size_t have = 0;
+      for (const auto& [a, b] : pairs) {
+        if (have == controls) break;
+        if (member[a] || member[b]) continue;
+        ++have;
+        if (chosen.insert({a, b}).second) plan.controls.emplace_back(a, b);
+      }
+    }
+  }
+  return plan;
+}
+
+namespace {
+
+// One part's pairs alone against the controls of their classes that do not touch it.
+lasting_effect lasting(const model_cause& part, const pair_list& side, const model_retest_plan& plan,
+                       const square<double>& alone, const pair_classes& classes, double slow, double floor_bps) {
+  lasting_effect out{part};
+  const auto log_alone = [&](std::uint32_t a, std::uint32_t b) {
+    const double v = alone.at(a, b);
+    return std::isnan(v) ? nan : std::log(std::max(v, floor_bps));
+  };
+  std::map<int, std::vector<double>> ctrl;
+  for (const auto& [a, b] : plan.controls) {
+    const double y = log_alone(a, b);
+    if (!part.member[a] && !part.member[b] && !std::isnan(y)) ctrl[classes(a, b)].push_back(y);
+  }
+  std::map<int, double> centre;
+  std::vector<double> residuals;
+  double dof = 0;
+  for (const auto& [cls, ys] : ctrl) {
+    if (ys.size() < 2) continue;
+    centre[cls] = huber_location(ys);
+    for (double y : ys) residuals.push_back(y - centre[cls]);
+    dof += static_cast<double>(ys.size()) - 1;
+  }
+  std::vector<double> d;
+  std::map<int, double> per_class;  // the part's pairs in each class
+  for (const auto& [a, b] : side) {
+    const double y = log_alone(a, b);
+    const auto c = centre.find(classes(a, b));
+    if (std::isnan(y) || c == centre.end()) continue;
+    d.push_back(y - c->second);
+    per_class[c->first] += 1;
+  }
+  if (d.empty() || dof < 1) return out;  // nothing to compare with: undecided
+  out.effect = huber_location(d);
+  for (double x : d) residuals.push_back(x - out.effect);
+  dof += static_cast<double>(d.size()) - 1;
+  const double k = static_cast<double>(d.size());
+  double var = 1 / k;  // of the part's mean, and of each class's centre it is read against
+  for (const auto& [cls, count] : per_class) var += (count / k) * (count / k) / static_cast<double>(ctrl[cls].size());
+  const double se = std::max(mad_scale(residuals, 0) * std::sqrt(var), 1e-12);
+  const double q = t_quantile(0.025, dof);
+  out.lo = out.effect - q * se;
+  out.hi = out.effect + q * se;
+  out.dof = dof;
+  out.pairs = d.size();
+  for (const auto& [cls, count] : per_class) out.controls += ctrl[cls].size();
+  out.p_slow = t_upper((out.effect - slow) / -se, dof);
+  out.cleared = out.lo > slow;
+  return out;
+}
+
+// Which counted parts stand: a part holding counted parts stands for them unless its other
+// parts of their kind are fine (above --slow in the run, or cleared alone); all of them counted,
+// the part stands.
+void settle(std::vector<lasting_effect>& judged, const model_retest_plan& plan, double slow) {
+  std::vector<std::size_t> order(judged.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto size = [&](std::size_t i) { return std::ranges::count(judged[i].part.member, std::uint8_t{1}); };
+  std::ranges::stable_sort(order, std::greater<>{}, size);
+  for (auto o : order) {
+    auto& outer = judged[o];
+    if (!outer.counted || outer.within) continue;
+    std::vector<std::size_t> in;
+    for (std::size_t i = 0; i < judged.size(); ++i)
+      if (judged[i].counted && inside(judged[i].part, outer.part)) in.push_back(i);
+    if (in.empty()) continue;
+    // the kind of its largest counted part inside, and every part of that kind inside it
+    const auto kind = judged[*std::ranges::max_element(in, {}, size)].part.kind;
+    // narrowed only where some part of that kind is shown fine, and none is left unexplained
+    bool others_fine = true, some_fine = false;
+    for (const auto& p : plan.parts) {
+      if (p.kind != kind || !inside(p, outer.part)) continue;
+      const auto j = std::ranges::find_if(
+          judged, [&](const lasting_effect& l) { return l.part.member == p.member && l.part.sends == p.sends; });
+      const bool counted = j != judged.end() && j->counted;
+      const bool fine = j == judged.end() ? !(p.effect < slow) : j->cleared;
+      if (!counted && !fine) others_fine = false;
+      some_fine |= !counted && fine;
+    }
+    if (others_fine && some_fine) {
+      outer.narrowed = true;
+    } else {
+      for (auto i : in) judged[i].within = true;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, const square<double>& alone,
+                                               const pair_classes& classes, const model_settings& s, double floor_bps) {
+  const double slow = std::log(s.slow_pct / 100);
+  std::vector<lasting_effect> out;
+  for (std::size_t i = 0; i < plan.screened.size(); ++i)
+    out.push_back(lasting(plan.parts[plan.screened[i]], plan.sides[i], plan, alone, classes, slow, floor_bps));
+  // Holm over every part retested: the i-th smallest p against alpha / (m - i)
+  std::vector<std::size_t> order(out.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::ranges::stable_sort(order, {}, [&](std::size_t i) { return out[i].p_slow; });
+  for (std::size_t r = 0; r < order.size(); ++r) {
+    if (!(out[order[r]].p_slow < s.alpha / static_cast<double>(order.size() - r))) break;
+    out[order[r]].counted = true;
+  }
+  settle(out, plan, slow);
+  return out;
+}
+
+}  // namespace rdmamesh::stats
