@@ -44,6 +44,20 @@ double huber_location(const std::vector<double>& v) {
   return mu;
 }
 
+// Up to `most` of a part's pairs, taken in turn from each of its ranks, each rank's slowest first:
+// a part's pairs alone then stand for all its ranks (a node's slowest pairs can all be one rank's)
+pair_list spread_over_members(pair_list side, const run_matrices& m, bool sends, std::size_t most) {
+  std::ranges::sort(side, {}, [&](const auto& ab) { return m.tx_bw.at(ab.first, ab.second); });
+  std::map<std::uint32_t, pair_list> by_member;
+  for (const auto& ab : side) by_member[sends ? ab.first : ab.second].push_back(ab);
+  pair_list out;
+  for (std::size_t k = 0; out.size() < most && out.size() < side.size(); ++k) {
+    for (const auto& [member, pairs] : by_member)
+      if (k < pairs.size() && out.size() < most) out.push_back(pairs[k]);
+  }
+  return out;
+}
+
 }  // namespace
 
 double t_quantile(double p, double dof) {
@@ -100,8 +114,7 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::
         if (usable(m, a, b) && on_side(p, a, b)) side.emplace_back(a, b);
       }
     }
-    std::ranges::sort(side, {}, [&](const auto& ab) { return m.tx_bw.at(ab.first, ab.second); });
-    if (side.size() > per_side) side.resize(per_side);
+    side = spread_over_members(std::move(side), m, p.sends, per_side);
     if (side.empty()) continue;
     for (const auto& [a, b] : side) needed.insert(classes(a, b));
     for (std::uint32_t r = 0; r < n; ++r) touched[r] |= p.member[r];

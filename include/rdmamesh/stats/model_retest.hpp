@@ -29,9 +29,10 @@ namespace rdmamesh::stats {
 struct model_retest_plan {
   std::vector<model_cause> parts;     // every part of the run the model tests
   std::vector<std::size_t> screened;  // of those, the ones below --slow in the run: retested
-  std::vector<pair_list> sides;       // parallel to screened: each part's pairs, slowest in the run first
-  pair_list controls;                 // per class, pairs nearest its median, clear of screened parts where possible
-  pair_list all() const;              // every pair the retest measures, once
+  std::vector<pair_list>
+      sides;              // parallel to screened: each part's pairs, in turn from each of its ranks, slowest first
+  pair_list controls;     // per class, pairs nearest its median, clear of screened parts where possible
+  pair_list all() const;  // every pair the retest measures, once
 };
 
 // The retest of a run judged by the model: up to `per_side` of each screened part's pairs and up
