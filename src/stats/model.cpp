@@ -12,9 +12,9 @@ namespace rdmamesh::stats {
 namespace {
 
 struct obs {
-  std::uint32_t a, b;
-  int cls;  // 0 across nodes, 1 within one
-  double y;
+  std::uint32_t a = 0, b = 0;
+  int cls = 0;  // 0 across nodes, 1 within one
+  double y = 0;
 };
 
 // 1.4826 x the median absolute deviation from 0: a normal's sd, robust to a few far values
@@ -143,8 +143,8 @@ std::vector<model_cause> model_parts(const effects_fit& f, std::span<const std::
   std::map<std::int32_t, int> nics_of;
   for (const auto& [key, ranks] : on_nic) ++nics_of[key.first];
   struct unit {
-    outlier_kind kind;
-    std::int32_t node, rail, rank;
+    outlier_kind kind = outlier_kind::node;
+    std::int32_t node = -1, rail = -1, rank = -1;
     std::vector<std::uint32_t> ranks;
   };
   std::vector<unit> units;
