@@ -28,15 +28,16 @@ namespace rdmamesh::stats {
 
 struct model_retest_plan {
   std::vector<model_cause> parts;     // every part of the run the model tests
-  std::vector<std::size_t> screened;  // of those, the ones below --slow in the run: retested
+  std::vector<std::size_t> screened;  // of those, the ones below --slow in the run (or with a rank that is): retested
   std::vector<pair_list>
       sides;              // parallel to screened: each part's pairs, in turn from each of its ranks, slowest first
-  pair_list controls;     // per class, pairs nearest its median, clear of screened parts where possible
+  pair_list controls;     // for each screened part, per class, pairs that do not touch it, nearest the median
   pair_list all() const;  // every pair the retest measures, once
 };
 
-// The retest of a run judged by the model: up to `per_side` of each screened part's pairs and up
-// to `controls` per class of those pairs.
+// The retest of a run judged by the model: up to `per_side` of each screened part's pairs, and for
+// each, up to `controls` pairs of each of their classes that do not touch it (clear of the other
+// screened parts first).
 model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::int32_t> node_of,
                                     std::span<const std::int32_t> rail_of, const pair_classes& classes,
                                     const model_settings& s, std::size_t per_side = 8, std::size_t controls = 8);
