@@ -17,13 +17,6 @@ struct obs {
   double y = 0;
 };
 
-// 1.4826 x the median absolute deviation from 0: a normal's sd, robust to a few far values
-double robust_scale(std::vector<double> v) {
-  for (auto& x : v) x = std::fabs(x);
-  const double m = median_of(std::move(v));
-  return std::isfinite(m) ? 1.4826 * m : 0;
-}
-
 // The regularized incomplete beta I_x(a, b), by its continued fraction (modified Lentz).
 double inc_beta(double x, double a, double b) {
   if (x <= 0) return 0;
@@ -102,7 +95,7 @@ effects_fit fit_effects(const run_matrices& m, std::span<const std::int32_t> nod
   for (int s = 0; s < sweeps; ++s) {
     std::vector<double> res;
     for (const auto& p : pairs) res.push_back(residual(p));
-    scale = s == 0 ? 0 : robust_scale(std::move(res));
+    scale = s == 0 ? 0 : mad_scale(std::move(res));
     step([](const obs& p) { return static_cast<std::size_t>(p.cls); }, f.class_offset);
     step([](const obs& p) { return static_cast<std::size_t>(p.a); }, f.send);
     step([](const obs& p) { return static_cast<std::size_t>(p.b); }, f.recv);
@@ -118,13 +111,13 @@ effects_fit fit_effects(const run_matrices& m, std::span<const std::int32_t> nod
     std::vector<double> centred;
     for (std::size_t r = 0; r < e.size(); ++r)
       if (count[r] > 0) centred.push_back(e[r]);
-    return robust_scale(std::move(centred));
+    return mad_scale(std::move(centred));
   };
   f.send_scale = centre(f.send, f.n_send);
   f.recv_scale = centre(f.recv, f.n_recv);
   std::vector<double> res;
   for (const auto& p : pairs) res.push_back(residual(p));
-  f.noise = robust_scale(std::move(res));
+  f.noise = mad_scale(std::move(res));
   return f;
 }
 
@@ -181,7 +174,7 @@ std::vector<model_cause> model_parts(const effects_fit& f, std::span<const std::
       of_kind[units[u].kind].push_back(sum / k);
     }
     std::map<outlier_kind, double> spread;
-    for (auto& [kind, v] : of_kind) spread[kind] = kind == outlier_kind::rank ? rank_scale : robust_scale(v);
+    for (auto& [kind, v] : of_kind) spread[kind] = kind == outlier_kind::rank ? rank_scale : mad_scale(v);
     for (std::size_t u = 0; u < units.size(); ++u) {
       const auto [effect, k] = effect_k[u];
       if (std::isnan(effect)) continue;

@@ -20,12 +20,6 @@ bool on_side(const model_cause& p, std::uint32_t a, std::uint32_t b) {
   return p.sends ? p.member[a] && !p.member[b] : p.member[b] && !p.member[a];
 }
 
-double mad_scale(std::vector<double> v, double centre) {
-  for (auto& x : v) x = std::fabs(x - centre);
-  const double m = median_of(std::move(v));
-  return std::isfinite(m) ? 1.4826 * m : 0;
-}
-
 // Huber's M-estimate of location (1.345 robust scales): the mean where values agree, a bounded
 // pull from the few far off (the emulator's pairs alone have heavy tails).
 double huber_location(const std::vector<double>& v) {

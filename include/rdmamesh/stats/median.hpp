@@ -2,6 +2,7 @@
 // The median and the NaN that stands for "not measured", shared by the statistics files.
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <limits>
 #include <vector>
@@ -18,6 +19,14 @@ inline double median_of(std::vector<double> v) {
   const double hi = v[mid];
   if (v.size() % 2 == 1) return hi;
   return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)) + hi) / 2;
+}
+
+// 1.4826 x the median absolute deviation from `centre`: a normal's sd, unmoved by a few far
+// values; 0 for an empty set
+inline double mad_scale(std::vector<double> v, double centre = 0) {
+  for (auto& x : v) x = std::fabs(x - centre);
+  const double m = median_of(std::move(v));
+  return std::isfinite(m) ? 1.4826 * m : 0;
 }
 
 }  // namespace rdmamesh::stats
