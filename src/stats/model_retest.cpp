@@ -117,7 +117,7 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::
   }
   // controls: for each screened part, up to `controls` pairs of each class that do not touch it,
   // clear of the other screened parts first, then nearest the class's median
-  std::map<int, std::vector<std::pair<std::uint32_t, std::uint32_t>>> of_class;
+  std::map<int, pair_list> of_class;
   for (std::uint32_t a = 0; a < n; ++a)
     for (std::uint32_t b = 0; b < n; ++b)
       if (usable(m, a, b) && needed.contains(classes(a, b))) of_class[classes(a, b)].emplace_back(a, b);

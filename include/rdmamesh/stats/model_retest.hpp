@@ -11,7 +11,8 @@
 // healthy part in a job at most alpha. A part is counted when the test rejects "at least --slow %
 // of the healthy alone" (an interval null: a part 2 % slow is healthy by --slow's definition, so
 // no significance on a long run drains it), cleared when its 95 % interval lies above --slow, and
-// undecided otherwise: then the run's reading stands, and nothing is drained on it.
+// undecided otherwise: nothing is counted or drained on it (unlike today's fold, where an
+// undecided retest leaves the run's reading standing).
 #pragma once
 
 #include <cstdint>
