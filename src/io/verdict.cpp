@@ -100,6 +100,7 @@ json cause_json(std::string_view kind, std::string_view basis, bool counted, std
           {"cleared", false},
           {"narrowed", false},
           {"within", false},
+          {"undecided", false},
           {"text", std::move(text)},
           {"runs", json::array()},
           {"run_labels", json::array()},
@@ -145,6 +146,27 @@ std::string cause_sentence(const stats::folded_cause& c, const stats::job_verdic
   return s;
 }
 
+namespace {
+
+// Why a cause listed is not acted on ("" where it is)
+std::string seen_as(const stats::folded_cause& c) {
+  if (c.counted) return "";
+  if (c.cleared) return "seen, cleared by the retest (fine alone): ";
+  if (c.narrowed && c.kind == stats::outlier_kind::uplink)
+    return "seen, narrowed by the retest to the node(s) under it slow alone (the others fine alone): ";
+  if (c.narrowed) return "seen, narrowed by the retest to its NIC (the others fine alone): ";
+  if (c.within) return "seen, part of its node's counted cause: ";
+  if (c.undecided) {
+    return fmt::format(
+        "seen, undecided by the retest (alone its pairs were held back by their host, {:.0f} % of a CPU against the "
+        "controls' {:.0f} %: a test of its CPU, not of its network): ",
+        100 * c.held_cpu, 100 * c.held_controls_cpu);
+  }
+  return "seen, not counted: ";
+}
+
+}  // namespace
+
 std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<const fabric::rank_info> ranks,
                                        const verdict_context& ctx) {
   std::vector<std::string> out;
@@ -169,16 +191,7 @@ std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<co
   }
   for (const auto& f : v.config) out.push_back(fmt::format("#   {}", config_sentence(f)));
   for (const auto& c : v.causes) {
-    out.push_back(fmt::format("#   {}{}",
-                              c.counted    ? ""
-                              : c.cleared  ? "seen, cleared by the retest (fine alone): "
-                              : c.narrowed ? (c.kind == stats::outlier_kind::uplink
-                                                  ? "seen, narrowed by the retest to the node(s) under it slow alone "
-                                                    "(the others fine alone): "
-                                                  : "seen, narrowed by the retest to its NIC (the others fine alone): ")
-                              : c.within   ? "seen, part of its node's counted cause: "
-                                           : "seen, not counted: ",
-                              cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks)));
+    out.push_back(fmt::format("#   {}{}", seen_as(c), cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks)));
     // what it is, from the hosts' and the ports' evidence, under each cause acted on
     if (c.counted && c.why.cat != stats::category::unknown) {
       out.push_back(fmt::format("#     why: {}: {}", to_string(c.why.cat), c.why.text));
@@ -236,6 +249,7 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
     j["cleared"] = c.cleared;
     j["narrowed"] = c.narrowed;
     j["within"] = c.within;
+    j["undecided"] = c.undecided;
     j["runs"] = c.runs;
     j["run_labels"] = c.labels;
     j["pairs"] = c.pairs;

@@ -396,9 +396,9 @@ bool cleared_cause(const folded_cause& c, const alone_sides& sides, std::span<co
   });
 }
 
-// A counted rank, NIC or node whose named sides the retest found fine alone or held back by their
-// host (one at least), on each of its ranks: the host's cause, not its network's. Its held pairs'
-// share of a CPU and their controls' go to the cause (its why); false where it is not so.
+// A rank, NIC or node whose named sides the retest found fine alone or held back by their host
+// (one at least), on each of its ranks: alone it measured the host, not the network. Its held
+// pairs' share of a CPU and their controls' go to the cause (its why); false where it is not so.
 bool held_cause(folded_cause& c, const alone_evidence& alone, const alone_sides& sides,
                 std::span<const std::int32_t> node_of, std::span<const nic_group> nics) {
   const bool sends = !std::isnan(c.send_lo), receives = !std::isnan(c.recv_lo);
@@ -428,7 +428,9 @@ bool held_cause(folded_cause& c, const alone_evidence& alone, const alone_sides&
 // run: its pairs share one CPU and one process, so they are one draw however many there are)
 // needs more: a retest that found its pair still slow alone beyond the controls' whole spread,
 // its rank's named side still slow alone on most pairs, or most of two or more runs. A retest
-// that found the named sides fine alone clears a rank, NIC or node.
+// that found the named sides fine alone clears a rank, NIC or node; one that found them held back
+// by their host leaves it undecided: not counted (a crowded host is the check's own noise, and
+// the host that was short of a CPU alone is as likely to have been short in the run).
 void count_runs(cause_map& by, std::uint32_t runs_judged, const alone_evidence& alone, const alone_sides& sides,
                 std::span<const std::int32_t> node_of, std::span<const nic_group> nics) {
   for (auto& [k, c] : by) {
@@ -446,8 +448,9 @@ void count_runs(cause_map& by, std::uint32_t runs_judged, const alone_evidence& 
       if (cleared_cause(c, sides, node_of, nics)) {
         c.counted = false;
         c.cleared = true;
-      } else if (c.counted) {
-        held_cause(c, alone, sides, node_of, nics);
+      } else if (c.counted && held_cause(c, alone, sides, node_of, nics)) {
+        c.counted = false;
+        c.undecided = true;
       }
     }
   }

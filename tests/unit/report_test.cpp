@@ -274,6 +274,43 @@ TEST_CASE("a NIC counted by the verdict: named by device and rail, its node drai
   CHECK(app::new_job_id() != ctx.job_id);
 }
 
+TEST_CASE("a node whose retest was held back by its host: listed as undecided with the CPU figures, not drained") {
+  std::vector<fabric::rank_info> ranks;
+  for (int r = 0; r < 4; ++r) {
+    const mpi::node_info node{r % 2, 2, r / 2, 2};
+    ranks.push_back(fabric::make_rank_info(r < 2 ? "a" : "b", nullptr, nullptr, node, false));
+  }
+  stats::outlier_report rep;
+  rep.found = {{stats::outlier_kind::node, stats::outlier_basis::noise, 1, -1, -1, 89, NAN, 4, 0}};
+  std::vector<stats::judged_run> runs{{0, "mesh 64 KiB", &rep, true, {}}};
+  // alone, node b's sends read fine or starved: their busy ends had 42 % of a CPU, the controls' 82 %
+  for (std::uint32_t src : {2u, 3u}) {
+    for (std::uint32_t dst : {0u, 1u}) {
+      stats::retest_verdict v{.src = src, .dst = dst, .before = 1, .alone = 1, .pct = 45, .controls = 4};
+      v.starved = true;
+      v.cpu_share = 0.42;
+      v.controls_cpu_share = 0.82;
+      runs[0].alone.push_back(v);
+    }
+  }
+  const std::vector<std::int32_t> node_of{0, 0, 1, 1};
+  const auto v = stats::fold(runs, node_of);
+  CHECK(v.status == stats::health::healthy);
+  REQUIRE(v.causes.size() == 1);
+  CHECK(v.causes[0].undecided);
+  const io::verdict_context ctx;
+  const auto lines = io::verdict_lines(v, ranks, ctx);
+  REQUIRE(lines.size() == 2);
+  CHECK(has(lines[0], "# verdict: healthy"));
+  CHECK(has(lines[1],
+            "#   seen, undecided by the retest (alone its pairs were held back by their host, 42 % of a CPU against "
+            "the controls' 82 %: a test of its CPU, not of its network): node b (ranks 2,3): its sends at 89 %"));
+  CHECK(io::drains(v, ranks, 0).empty());
+  const std::string json = io::verdict_json(v, ranks, ctx);
+  CHECK(has(json, "\"undecided\": true"));
+  CHECK(has(json, "\"counted\": false"));
+}
+
 TEST_CASE("a job none of whose bandwidth runs could be judged is unjudged, never healthy; one judged run is enough") {
   std::vector<fabric::rank_info> ranks;
   stats::outlier_report none;  // too few messages: no threshold, nothing found

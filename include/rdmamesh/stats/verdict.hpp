@@ -2,9 +2,10 @@
 // A cause counts (and is acted on: its node drained by the health job) when it was named in more
 // than half of the bandwidth runs that were judged, or when a retest confirmed it; one named
 // less often is listed as seen, not acted on. A rank or node no run named counts too when the
-// retest found most of its pairs still slow alone (basis retest). Failed pairs fail the job;
-// counted causes make it degraded; a job with bandwidth runs none of which could be judged is
-// unjudged; else it is healthy.
+// retest found most of its pairs still slow alone (basis retest). A cause whose pairs alone were
+// held back by their host is undecided: the retest tested its CPU, not its network, and nothing
+// is drained on it. Failed pairs fail the job; counted causes make it degraded; a job with
+// bandwidth runs none of which could be judged is unjudged; else it is healthy.
 #pragma once
 
 #include <cstdint>
@@ -55,10 +56,12 @@ struct folded_cause {
   bool narrowed = false;    // a node the retest narrowed to its NIC(s), an uplink to node(s) under it: slow
                             // alone, the others fine
   bool within = false;      // a rank or NIC of a node whose own cause counts: that node's, named once
+  bool undecided = false;   // named by the runs, but alone its pairs were held back by their host (held_cpu):
+                            // no test of its network, so nothing is counted or drained on it
   explanation why{};        // its category and the evidence behind it (explain, after fold)
-  // counted, and the retest found its named sides fine alone or held back by their host (its
-  // busy ends with less of a CPU than the controls'): the median share of a CPU of those held
-  // pairs' busy ends, and their controls'; NaN where not so (explain: a host cause)
+  // the retest found its named sides fine alone or held back by their host (its busy ends with
+  // less of a CPU than the controls'): the median share of a CPU of those held pairs' busy ends,
+  // and their controls'; NaN where not so (explain: a host cause; `undecided`)
   double held_cpu = std::numeric_limits<double>::quiet_NaN();
   double held_controls_cpu = std::numeric_limits<double>::quiet_NaN();
 };
