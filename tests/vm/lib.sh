@@ -39,6 +39,38 @@ later() {
   queued=$((queued + 1))
 }
 
+# hang_bound NAME SECONDS OUT CMD...: runs CMD, its output to OUT. Past SECONDS (far above any
+# normal run: a job that long is hung) it prints every rank's threads' stacks (gdb, from the
+# host's root the VM mounts) and what each waits on in the kernel, in one loud HANG block, kills
+# the job and returns 124: a hang says where it hangs, and ends well before the VM's own bound.
+hang_bound() {
+  local name=$1 limit=$2 out=$3 pid p began=$SECONDS
+  shift 3
+  "$@" >"$out" 2>&1 &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ $((SECONDS - began)) -ge "$limit" ]; then
+      echo "   HANG $name: still running after $limit s; every rank's stacks:"
+      for p in $(pgrep -x rdmamesh); do
+        echo "   -- rank $(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')" \
+          "(pid $p, state $(awk '{print $3}' "/proc/$p/stat" 2>/dev/null), kernel wait $(cat "/proc/$p/wchan" 2>/dev/null)):"
+        timeout 60 gdb -p "$p" -batch -ex "thread apply all bt 15" 2>/dev/null | grep -E "^(Thread|#)" |
+          sed 's/^/      /' | head -n 120
+      done
+      tail -n 20 "$out" | sed 's/^/   | /'
+      kill -TERM "$pid" 2>/dev/null
+      sleep 5
+      pkill -KILL -x rdmamesh
+      kill -KILL "$pid" 2>/dev/null
+      wait "$pid"
+      echo "${hostdir##*/vm-} $name: hung (stacks in the log)" >>"$(dirname "$hostdir")/reruns.log"
+      return 124
+    fi
+    sleep 1
+  done
+  wait "$pid"
+}
+
 # mesh NAME NP CHECK_ARGS -- RDMAMESH_ARGS...: runs, requires exit 0 (a healthy verdict), under -D
 # no cause named in any run, and a clean results file
 mesh() {
@@ -106,7 +138,7 @@ job() {
   while [ "$1" != -- ]; do launch+=("$1"); shift; done
   shift
   echo "== $name: mpirun ${launch[*]} rdmamesh $*"
-  mpirun "${launch[@]}" "$bin" "$@" --quiet -o "$tmp/$name.h5" >"$tmp/$name.txt" 2>&1
+  hang_bound "$name" 600 "$tmp/$name.txt" mpirun "${launch[@]}" "$bin" "$@" --quiet -o "$tmp/$name.h5"
   local rc=$?
   grep -E "^# (slow|below|healthy|judged|not judged|verdict)|^#   |rdmamesh: error" "$tmp/$name.txt" | sed 's/^/    /'
   echo "   $name took $((SECONDS - start)) s, exit $rc"

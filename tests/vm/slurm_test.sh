@@ -31,6 +31,7 @@ submit() {
 # 1. the mesh job: mesh + pairs over two sizes, one rank per node, the report beside the file
 RDMAMESH_SIZES=4K,64K RDMAMESH_DURATION=0.3 RDMAMESH_ARGS="--warmup 0.1" submit mesh -N 3 jobs/mesh.sbatch
 out=$tmp/results/rdmamesh-$job.h5
+mesh_h5=$out  # its pairs run: what one pair alone carries through a port (the sick health job's shaping)
 if [ "$rc" = 0 ] && [ -f "$out" ]; then
   grep -q "srun, 3 node(s) x 1" "$tmp/mesh-$job.out" || fail "mesh job: did not launch with srun --mpi=pmix"
   later "mesh job: results file" "$here/check_results.py" "$out" --ranks 3 --op write_imm --patterns mesh,pairs --sizes 4096,65536
@@ -144,8 +145,24 @@ fi
 later "healthy health job: its verdict" "$here/check_verdict.py" "$tmp/results/rdmamesh-$job.h5" \
   "$tmp/results/rdmamesh-$job.verdict.json" --healthy
 egress=$(egress_gbps "$tmp/health-ok-$job.out" 2 3)
-kbit=$(awk -v g="$egress" 'BEGIN { printf "%d", g * 1e6 / 3 }')
-echo "== node2's port carried $egress Gb/s: tbf at $kbit kbit/s"
+# The retest reads node2's pairs alone, one pair at a time through its port: a tbf binds them only
+# below what one pair carries alone, and on a loaded machine (each pair CPU-bound under TCG) a
+# third of the mesh's egress once sat above that (0.0247 Gb/s against 0.020-0.029 alone), so
+# node2 read fine alone and was cleared. What node2 sent alone in the mesh job's `pairs` run
+# (one rank per node, 4 KiB) bounds the shaping too: at 40 % of it, a pair alone reads below
+# the retest's slow bound (50-74 % of the controls) however the load moves the rates.
+lone=$(/usr/bin/python3 - "$mesh_h5" 2>/dev/null <<'EOF'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1]) as f:
+    for r in f["runs"].values():
+        if r.attrs["pattern"] == "pairs" and int(r.attrs["size"]) == 4096:
+            row = r["tx_bw"][()][1]  # rank 1: node2
+            print(f"{np.nanmedian(row[[0, 2]]) * 8 / 1e9:.6f}")
+            break
+EOF
+)
+kbit=$(awk -v g="$egress" -v l="${lone:-0}" 'BEGIN { k = g * 1e6 / 3; if (l > 0 && l * 1e6 * 0.4 < k) k = l * 1e6 * 0.4; printf "%d", k }')
+echo "== node2's port carried $egress Gb/s in the mesh, one pair alone ${lone:-?} Gb/s: tbf at $kbit kbit/s"
 if [ "$kbit" -gt 0 ] && root_tc qdisc add dev roce2 root tbf rate "${kbit}kbit" burst 256kb latency 400ms; then
   # one job: under stress-ng the run's noise (±37 %) once hid node2, whose sends the retest still
   # found slow alone (2026-11-25); the verdict now counts that (basis retest)
@@ -175,7 +192,7 @@ for d in json.load(open(sys.argv[1]))["drain"]:
   # still drained it). Not every one: a pair alone may use all the shaped port carries, once
   # 0.059 Gb/s at a tbf of 0.0595, 85 % of the controls
   sick=$(grep -E '^# retest of run 0: rank [23] \(node2, ' "$tmp/health-sick-$job.out" || true)
-  slow=$(grep -c 'still slow alone (its link or NIC)$' <<<"$sick")
+  slow=$(grep -c 'still slow alone' <<<"$sick")
   [ "$slow" -ge 2 ] && [ $((2 * slow)) -gt "$(grep -c . <<<"$sick")" ] ||
     fail "sick health job: $slow of node2's $(grep -c . <<<"$sick") retested sends still slow alone, expected most and two at least"
   later "sick health job: its verdict names node2" "$here/check_verdict.py" "$tmp/results/rdmamesh-$job.h5" \
