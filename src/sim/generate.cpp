@@ -45,6 +45,7 @@ bool faulted(const simulated_run& r, fault_kind k, std::uint32_t a, std::uint32_
     case fault_kind::nic:
       return node[a] == r.fault_node && rail[a] == r.fault_rail && !(node[b] == node[a] && rail[b] == rail[a]);
     case fault_kind::uplink: return r.leaf_of[a] == r.fault_leaf && r.leaf_of[b] != r.leaf_of[a];
+    case fault_kind::pod: return r.pod_of[a] == r.fault_pod && r.pod_of[b] != r.pod_of[a];
   }
   return false;
 }
@@ -90,6 +91,9 @@ simulated_run generate(const fabric_shape& f, const noise_model& nm, const fault
     out.node_of.push_back(static_cast<std::int32_t>(r / f.per_node));
     out.rail_of.push_back(f.rails > 1 ? static_cast<std::int32_t>(r % f.per_node % f.rails) : -1);
     out.leaf_of.push_back(f.leaves > 0 ? static_cast<std::int32_t>(r / f.per_node * f.leaves / f.nodes) : -1);
+    out.pod_of.push_back(f.pods > 0 && f.leaves > 0 ? out.leaf_of.back() * static_cast<std::int32_t>(f.pods) /
+                                                          static_cast<std::int32_t>(f.leaves)
+                                                    : -1);
   }
   const double s_scale = draw_scale(nm.sender, nm.sender_sd, g);
   const double r_scale = draw_scale(nm.receiver, nm.receiver_sd, g);
@@ -110,6 +114,7 @@ simulated_run generate(const fabric_shape& f, const noise_model& nm, const fault
     out.fault_rail = out.rail_of[victim];
     out.fault_peer = static_cast<std::int32_t>(peer);
     out.fault_leaf = out.leaf_of[victim];
+    out.fault_pod = out.pod_of[victim];
   }
 
   auto& m = out.m;

@@ -48,8 +48,8 @@ int simulate(const sim::fabric_shape& f, const std::string& noise, const std::st
   const double n = static_cast<double>(t.jobs);
   const double healthy_node_jobs = n * (f.nodes - (x.kind == sim::fault_kind::none ? 0 : 1));
   fmt::print("{:>6} {:>4} {:>5} {:>6} {:>9} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", f.nodes, f.per_node,
-             f.rails, f.leaves, f.pattern == pattern_kind::spread ? fmt::format("spread{}", f.partners) : "mesh", noise,
-             fault_text, jobs,
+             f.rails, f.pods > 0 ? fmt::format("{}/{}", f.leaves, f.pods) : fmt::format("{}", f.leaves),
+             f.pattern == pattern_kind::spread ? fmt::format("spread{}", f.partners) : "mesh", noise, fault_text, jobs,
              x.kind == sim::fault_kind::none ? "-" : fmt::format("{:.1f}", 100.0 * static_cast<double>(t.named) / n),
              fmt::format("{:.2f}", 100.0 * static_cast<double>(t.false_jobs) / n),
              fmt::format("{:.2f}", 1000.0 * static_cast<double>(t.false_nodes) / healthy_node_jobs),
@@ -102,6 +102,10 @@ int main(int argc, char** argv) {
   sim_cmd->add_option("--rails", f.rails, "NICs per node (ranks spread over them)")->capture_default_str();
   sim_cmd->add_option("--leaves", f.leaves, "Leaf switches, the nodes in equal blocks under them (0: no tree)")
       ->capture_default_str();
+  sim_cmd
+      ->add_option("--pods", f.pods,
+                   "A third tier: the leaves in equal blocks under this many aggregation switches (0: two tiers)")
+      ->capture_default_str();
   std::string pattern = "mesh";
   sim_cmd->add_option("--pattern", pattern, "mesh (one round, every pair) or spread (--partners rounds)")
       ->check(CLI::IsMember({"mesh", "spread"}))
@@ -110,7 +114,9 @@ int main(int argc, char** argv) {
   sim_cmd->add_option("--noise", noise, "emulator (fitted from the SoftRoCE cluster) or nic (a real fabric)")
       ->check(CLI::IsMember({"emulator", "nic"}))
       ->capture_default_str();
-  sim_cmd->add_option("--fault", fault_text, "none, or KIND:PCT with KIND rank, nic, node, link or uplink")
+  sim_cmd
+      ->add_option("--fault", fault_text,
+                   "none, or KIND:PCT with KIND rank, nic, node, link, uplink (a leaf's) or pod (a pod's uplink)")
       ->capture_default_str();
   sim_cmd->add_option("--jobs", jobs, "Jobs to draw")->capture_default_str();
   sim_cmd->add_option("--seed", seed, "Seed")->capture_default_str();
@@ -140,6 +146,13 @@ int main(int argc, char** argv) {
       sim::judge_json(std::cin, std::cout);
       return 0;
     }
+    if (f.pods > 0 && f.pods > f.leaves)
+      throw std::invalid_argument(
+          fmt::format("--pods {} needs --leaves {} or more (each pod holds leaves)", f.pods, f.pods));
+    if (f.pods == 1 || (f.pods > 0 && f.leaves % f.pods != 0))
+      throw std::invalid_argument(
+          fmt::format("--pods {}: two or more, each holding as many of the {} leaves (e.g. --pods {})", f.pods,
+                      f.leaves, f.leaves % 2 == 0 ? 2 : f.leaves));
     if (header)
       fmt::print("{:>6} {:>4} {:>5} {:>6} {:>9} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", "nodes", "ppn",
                  "rails", "leaves", "pattern", "noise", "fault", "jobs", "named %", "false %", "false/1k node",

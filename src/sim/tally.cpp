@@ -18,6 +18,11 @@
 namespace rdmamesh::sim {
 namespace {
 
+// The leaf switches of a run (their indexes 0..L-1; the pods' follow them).
+std::int32_t leaves_of(const std::vector<std::int32_t>& leaf_of) {
+  return leaf_of.empty() ? 0 : *std::ranges::max_element(leaf_of) + 1;
+}
+
 // Whether a counted cause names the injected fault's part. A NIC that one rank drives is that
 // rank too: either name points at the same port.
 bool names_fault(const stats::folded_cause& c, const simulated_run& r, fault_kind k) {
@@ -30,19 +35,30 @@ bool names_fault(const stats::folded_cause& c, const simulated_run& r, fault_kin
     case fault_kind::rank: return c.kind == K::rank && c.rank == r.fault_rank;
     case fault_kind::link: return c.kind == K::link && c.rank == r.fault_rank && c.peer == r.fault_peer;
     case fault_kind::uplink: return c.kind == K::uplink && c.node == r.fault_leaf;
+    case fault_kind::pod:  // of two pods, the other's uplink down is the same link (the finder's `peer`)
+      return c.kind == K::uplink &&
+             (c.node == leaves_of(r.leaf_of) + r.fault_pod || c.peer == leaves_of(r.leaf_of) + r.fault_pod);
     case fault_kind::none: return false;
   }
   return false;
 }
 
-std::vector<stats::switch_group> uplinks_of(const std::vector<std::int32_t>& leaf_of) {
+// Every switch's uplink as --topology makes them candidates: each leaf's, then each pod's (its
+// index after the leaves'); a tier of one switch has none (no pair leaves it).
+std::vector<stats::switch_group> uplinks_of(const std::vector<std::int32_t>& leaf_of,
+                                            const std::vector<std::int32_t>& pod_of) {
   std::vector<stats::switch_group> uplinks;
-  for (std::int32_t leaf = 0; std::ranges::count(leaf_of, leaf) > 0; ++leaf) {
-    stats::switch_group u{leaf, {}};
-    for (auto l : leaf_of) u.members.push_back(l == leaf);
-    uplinks.push_back(std::move(u));
-  }
-  if (uplinks.size() < 2) uplinks.clear();  // one leaf: no pair crosses an uplink
+  const auto tier = [&](const std::vector<std::int32_t>& of, std::int32_t first) {
+    std::vector<stats::switch_group> out;
+    for (std::int32_t sw = 0; std::ranges::count(of, sw) > 0; ++sw) {
+      stats::switch_group u{first + sw, {}};
+      for (auto x : of) u.members.push_back(x == sw);
+      out.push_back(std::move(u));
+    }
+    if (out.size() >= 2) uplinks.insert(uplinks.end(), out.begin(), out.end());
+  };
+  tier(leaf_of, 0);
+  tier(pod_of, leaves_of(leaf_of));
   return uplinks;
 }
 
@@ -66,7 +82,7 @@ judged judge_by_model(const simulated_run& r, double alpha, const retest_source*
     return j;
   }
   const auto n = static_cast<std::uint32_t>(r.node_of.size());
-  const auto uplinks = uplinks_of(r.leaf_of);
+  const auto uplinks = uplinks_of(r.leaf_of, r.pod_of);
   const auto nics = stats::nic_groups(r.node_of, r.rail_of);
   const stats::pair_classes classes(n, r.node_of, uplinks, nics);
   const auto plan = stats::plan_model_retest(r.m, r.node_of, r.rail_of, classes, s);
@@ -85,9 +101,10 @@ judged judge_by_model(const simulated_run& r, double alpha, const retest_source*
 
 judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std::uint64_t cq_mod,
              const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of, double slow_pct,
-             const std::vector<std::int32_t>& leaf_of, std::uint32_t stated_draws, const retest_source* retest) {
+             const std::vector<std::int32_t>& leaf_of, std::uint32_t stated_draws, const retest_source* retest,
+             const std::vector<std::int32_t>& pod_of) {
   const auto nics = stats::nic_groups(node_of, rail_of);
-  const auto uplinks = uplinks_of(leaf_of);
+  const auto uplinks = uplinks_of(leaf_of, pod_of);
   const stats::finder_settings s{.slow_pct = slow_pct, .counted = counted, .max_quantum = cq_mod, .min_pair_s = 0.1};
   judged j;
   j.report = stats::find_outliers(m, size, node_of, s, uplinks, nics);
@@ -128,11 +145,9 @@ std::string describe(const stats::folded_cause& c) {
 fault parse_fault(const std::string& text) {
   if (text == "none") return {};
   const auto colon = text.find(':');
-  const std::map<std::string, fault_kind> kinds{{"rank", fault_kind::rank},
-                                                {"nic", fault_kind::nic},
-                                                {"node", fault_kind::node},
-                                                {"link", fault_kind::link},
-                                                {"uplink", fault_kind::uplink}};
+  const std::map<std::string, fault_kind> kinds{{"rank", fault_kind::rank},     {"nic", fault_kind::nic},
+                                                {"node", fault_kind::node},     {"link", fault_kind::link},
+                                                {"uplink", fault_kind::uplink}, {"pod", fault_kind::pod}};
   const auto it = kinds.find(text.substr(0, colon));
   double pct = 50;
   if (colon != std::string::npos) {
@@ -148,7 +163,7 @@ fault parse_fault(const std::string& text) {
   }
   if (it == kinds.end())
     throw std::invalid_argument(
-        fmt::format("--fault {}: one of none, rank:PCT, nic:PCT, node:PCT, link:PCT, uplink:PCT", text));
+        fmt::format("--fault {}: one of none, rank:PCT, nic:PCT, node:PCT, link:PCT, uplink:PCT, pod:PCT", text));
   return {it->second, pct / 100};
 }
 
@@ -165,7 +180,7 @@ tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std
     const auto t0 = std::chrono::steady_clock::now();
     auto v = model_alpha > 0 ? judge_by_model(r, model_alpha, retest ? &alone : nullptr)
                              : judge(r.m, 4096, true, 1, r.node_of, r.rail_of, 90, r.leaf_of, stated_draws,
-                                     retest ? &alone : nullptr);
+                                     retest ? &alone : nullptr, r.pod_of);
     t.retested += v.alone > 0;
     t.alone += v.alone;
     t.run_named += std::ranges::any_of(v.report.found, stats::names_a_cause);

@@ -57,6 +57,23 @@ TEST_CASE("a simulated spread run plays its plan's pairs alone, and a slow uplin
   CHECK(stats::median_of(up) / stats::median_of(other) == doctest::Approx(0.5).epsilon(0.1));
 }
 
+TEST_CASE("a third switch tier: a pod's uplink at half slows what leaves its pod, and the verdict names that uplink") {
+  // 32 nodes under 8 leaves under 4 pods: pod p holds leaves 2p and 2p + 1, its uplink index 8 + p
+  const sim::fabric_shape f{.nodes = 32, .per_node = 1, .rails = 1, .leaves = 8, .pods = 4};
+  std::mt19937_64 g(11);
+  const auto r = sim::generate(f, sim::nic_noise(), sim::parse_fault("pod:50"), g);
+  REQUIRE(r.fault_pod >= 0);
+  for (std::uint32_t a = 0; a < 32; ++a) {
+    CHECK(r.pod_of[a] == r.leaf_of[a] / 2);
+    for (std::uint32_t b = 0; b < 32; ++b)
+      CHECK(sim::faulted(r, sim::fault_kind::pod, a, b) == (r.pod_of[a] == r.fault_pod && r.pod_of[b] != r.fault_pod));
+  }
+  const auto sick = sim::run_jobs(f, sim::nic_noise(), sim::parse_fault("pod:50"), 20, 12);
+  CHECK(sick.named >= 19);  // named as the pod's uplink, not as its leaves' or its nodes'
+  CHECK(sick.false_jobs <= 3);
+  CHECK_THROWS_AS(sim::parse_fault("pod:120"), std::invalid_argument);
+}
+
 TEST_CASE("on a real fabric's noise the verdict names a node at 30 %, and a healthy job rarely names anything") {
   const sim::fabric_shape f{.nodes = 3, .per_node = 2, .rails = 1};
   const auto healthy = sim::run_jobs(f, sim::nic_noise(), {}, 300, 1);

@@ -39,16 +39,18 @@ noise_model emulator_noise();
 // A real NIC fabric: ranks within a few % of one another, long counts.
 noise_model nic_noise();
 
-// `leaves`: nodes in equal blocks under that many leaf switches (0: no tree). `pattern`: mesh
-// (every pair in one round) or spread (--partners rounds of the plan rdmamesh would play).
+// `leaves`: nodes in equal blocks under that many leaf switches (0: no tree); `pods`: the leaves
+// in equal blocks under that many aggregation switches, a third tier (0: two tiers). `pattern`:
+// mesh (every pair in one round) or spread (--partners rounds of the plan rdmamesh would play).
 struct fabric_shape {
-  std::uint32_t nodes = 3, per_node = 2, rails = 1, leaves = 0;
+  std::uint32_t nodes = 3, per_node = 2, rails = 1, leaves = 0, pods = 0;
   pattern_kind pattern = pattern_kind::mesh;
   std::uint32_t partners = 8;
 };
 
-// uplink: what leaves one leaf for the rest of the fabric
-enum class fault_kind : std::uint8_t { none, rank, nic, node, link, uplink };
+// uplink: what leaves one leaf for the rest of the fabric; pod: what leaves one pod (its
+// aggregation switch's uplink to the core)
+enum class fault_kind : std::uint8_t { none, rank, nic, node, link, uplink, pod };
 
 struct fault {
   fault_kind kind = fault_kind::none;
@@ -57,9 +59,9 @@ struct fault {
 
 struct simulated_run {
   stats::run_matrices m;
-  std::vector<std::int32_t> node_of, rail_of, leaf_of;
+  std::vector<std::int32_t> node_of, rail_of, leaf_of, pod_of;
   std::vector<double> send, recv;  // the run's effects, by rank (log)
-  std::int32_t fault_node = -1, fault_rank = -1, fault_rail = -1, fault_peer = -1, fault_leaf = -1;
+  std::int32_t fault_node = -1, fault_rank = -1, fault_rail = -1, fault_peer = -1, fault_leaf = -1, fault_pod = -1;
 };
 
 // One run of 4 KiB messages over 1 s: a mesh (every pair in one round, sharing each port N-1

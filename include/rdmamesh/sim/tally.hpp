@@ -32,11 +32,12 @@ struct retest_source {
 // One bandwidth run judged as rdmamesh judges it by default (app/assemble.cpp, app/ledger.cpp);
 // with `retest`, as rdmamesh --retest does: the run's slow and named pairs planned, measured alone
 // beside controls and judged (app/retest.cpp), and the verdict folded with that evidence.
-// `leaf_of` (by rank, -1: none): each leaf's uplink is a candidate, as with --topology.
+// `leaf_of` (by rank, -1: none): each leaf's uplink is a candidate, as with --topology; `pod_of`
+// (a third tier) each pod's too.
 judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std::uint64_t cq_mod,
              const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of, double slow_pct = 90,
              const std::vector<std::int32_t>& leaf_of = {}, std::uint32_t stated_draws = 0,
-             const retest_source* retest = nullptr);
+             const retest_source* retest = nullptr, const std::vector<std::int32_t>& pod_of = {});
 
 // A counted cause in words: node1, nic1.0 (node, rail), rank3, link2-5.
 std::string describe(const stats::folded_cause& c);
@@ -55,7 +56,7 @@ struct tally {
   std::uint64_t alone = 0;      // pairs measured alone, summed over the jobs
 };
 
-// `fault` "none" or KIND:PCT (rank, nic, node, link, uplink); throws std::invalid_argument otherwise.
+// `fault` "none" or KIND:PCT (rank, nic, node, link, uplink, pod); throws std::invalid_argument otherwise.
 fault parse_fault(const std::string& text);
 
 // `model_alpha` > 0: judged by the effects model (stats/model.hpp) at that family-wise level
