@@ -160,9 +160,25 @@ grep -qE "^#     why: (rate|link): " "$tmp/delay.txt" || fail "delay: the counte
 # the CPU whenever it comes; under the quota MPI's start-up alone took about a minute).
 quota_cg=/run/rdmamesh-quota
 cg=/proc/1/root$quota_cg  # PID 1's mount namespace: every emulated node sees it
-if nsenter --mount=/proc/1/ns/mnt sh -c "mkdir -p $quota_cg && { grep -q ' $quota_cg ' /proc/mounts ||
+quota_group() {
+  nsenter --mount=/proc/1/ns/mnt sh -c "mkdir -p $quota_cg && { grep -q ' $quota_cg ' /proc/mounts ||
     mount -t cgroup2 none $quota_cg; }" && echo +cpu >"$cg/cgroup.subtree_control" && mkdir -p "$cg/node2" &&
-  echo "5000 100000" >"$cg/node2/cpu.max"; then
+    echo "5000 100000" >"$cg/node2/cpu.max"
+}
+# (a CI run once went silent for 13 minutes between the case before and this one's first line:
+# should the group's setup block, the kernel stacks of what it runs say on what)
+echo "== quota: node2's ranks held to 5 % of a CPU (cgroup v2 at $quota_cg)"
+quota_group &
+quota_pid=$!
+for _ in $(seq 240); do kill -0 "$quota_pid" 2>/dev/null || break; sleep 0.5; done
+if kill -0 "$quota_pid" 2>/dev/null; then
+  echo "   HANG quota: the cgroup setup still runs after 120 s; its processes' kernel stacks:"
+  for p in "$quota_pid" $(pgrep -P "$quota_pid"); do
+    echo "   -- $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+    sed 's/^/      /' "/proc/$p/stack" 2>/dev/null
+  done
+fi
+if wait "$quota_pid"; then
   # on node2, a helper moves the rank ($$, which exec keeps) into the group when the console
   # shows the setup line, gives up if the rank ends first, and stops the rank (the job then
   # fails on its exit code) if the group refuses it
