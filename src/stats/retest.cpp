@@ -130,16 +130,48 @@ void pick_controls(const std::vector<entry>& slow, const std::vector<entry>& fin
   if (plan.controls.empty()) pick(fine, std::max(controls, min_controls));
 }
 
-// Both sides, through the uplink, of every rank under a named uplink (of every rank where its
-// twin holds the others): whichever way the run named it, a node's own slow port slows its pairs
+// Both sides, through the uplink, of the ranks under a named uplink (of every rank where its twin
+// holds the others): whichever way the run named it, a node's own slow port slows its pairs
 // through its leaf's uplink one way and their acknowledgements the other, and alone an uplink
 // slows every node's pairs through it, a node's port only its own (the verdict splits it so).
-void uplink_sides(const outlier& o, std::span<const switch_group> uplinks, std::uint32_t n,
-                  std::vector<pair_list>& out) {
+// Of more than max_uplink_ranks ranks, the half whose pairs through it read slowest in the run
+// (where a node's own port would be) and the rest spread evenly over the others (what its
+// nodes read alone when the uplink is at fault): a pod's uplink holds hundreds of nodes, and
+// retesting all of them was thousands of pairs alone and a minute of judging.
+constexpr std::size_t max_uplink_ranks = 16;
+
+std::vector<std::uint32_t> uplink_sample(const switch_group& u, bool twin, const square<double>* bw) {
+  std::vector<std::pair<double, std::uint32_t>> by_rate;
+  for (std::uint32_t r = 0; r < u.members.size(); ++r) {
+    if (!u.members[r] && !twin) continue;
+    std::vector<double> through;
+    for (std::uint32_t p = 0; bw != nullptr && p < u.members.size(); ++p) {
+      if (!u.crosses(p, r)) continue;
+      for (double v : {bw->at(r, p), bw->at(p, r)})
+        if (std::isfinite(v)) through.push_back(v);
+    }
+    const double m = median_of(through);
+    by_rate.emplace_back(std::isnan(m) ? 0 : m, r);
+  }
+  std::vector<std::uint32_t> out;
+  if (by_rate.size() <= max_uplink_ranks) {
+    for (const auto& e : by_rate) out.push_back(e.second);
+    return out;
+  }
+  std::ranges::stable_sort(by_rate);
+  const std::size_t slowest = max_uplink_ranks / 2, rest = by_rate.size() - slowest;
+  for (std::size_t i = 0; i < slowest; ++i) out.push_back(by_rate[i].second);
+  for (std::size_t k = 0; k < max_uplink_ranks - slowest; ++k)
+    out.push_back(by_rate[slowest + k * rest / (max_uplink_ranks - slowest)].second);
+  std::ranges::sort(out);
+  return out;
+}
+
+void uplink_sides(const outlier& o, std::span<const switch_group> uplinks, std::uint32_t n, std::vector<pair_list>& out,
+                  const square<double>* bw) {
   const auto u = std::ranges::find(uplinks, o.node, &switch_group::sw);
   if (u == uplinks.end() || u->members.size() != n) return;
-  for (std::uint32_t r = 0; r < n; ++r) {
-    if (!u->members[r] && o.peer < 0) continue;
+  for (const std::uint32_t r : uplink_sample(*u, o.peer >= 0, bw)) {
     pair_list sends, receives;
     for (std::uint32_t p = 0; p < n; ++p) {
       if (!u->crosses(p, r)) continue;
@@ -155,7 +187,8 @@ void uplink_sides(const outlier& o, std::span<const switch_group> uplinks, std::
 
 retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& flags, const square<std::int32_t>& round,
                         const pair_classes& class_of, double slow_pct, std::size_t max_slow, std::size_t controls,
-                        std::span<const pair_list> named, std::size_t fresh) {
+                        std::span<const pair_list> named, std::size_t fresh,
+                        std::span<const switch_group> sampled_uplinks) {
   const auto was_measured = [&](std::uint32_t a, std::uint32_t b) {
     return a != b && a < bw.n && b < bw.n && round.at(a, b) >= 0 && flags.at(a, b) == 0 && std::isfinite(bw.at(a, b));
   };
@@ -175,9 +208,14 @@ retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& fl
   pair_set on_named;
   const pair_set sampled = sample_named(named, was_measured, bw, class_of, on_named);
   std::vector<entry> slow, fine, others;
+  const auto through_sampled = [&](std::uint32_t a, std::uint32_t b) {
+    return std::ranges::any_of(sampled_uplinks, [&](const switch_group& u) { return u.crosses(a, b); });
+  };
   for (const auto& e : measured) {
     if (sampled.contains({e.a, e.b}))
       slow.push_back(e);
+    else if (through_sampled(e.a, e.b))
+      continue;  // its uplink's sample stands for it
     else if (e.v < median.at(e.cls) * slow_pct / 100)
       others.push_back(e);
     else if (!on_named.contains({e.a, e.b}))
@@ -202,17 +240,23 @@ retest_plan plan_job_retest(const square<double>& bw, const square<std::uint8_t>
                             const square<std::int32_t>& round, const pair_classes& class_of, double slow_pct,
                             std::span<const outlier> found, std::span<const std::int32_t> node_of,
                             std::span<const nic_group> nics, bool met_few, std::span<const switch_group> uplinks) {
-  const auto named = named_sides(found, node_of, nics, bw.n, uplinks);
-  return plan_retest(bw, flags, round, class_of, slow_pct, std::size_t{2} * bw.n, 4, named, met_few ? 4 : 0);
+  const auto named = named_sides(found, node_of, nics, bw.n, uplinks, &bw);
+  std::vector<switch_group> named_uplinks;
+  for (const auto& o : found) {
+    const auto u = std::ranges::find(uplinks, o.node, &switch_group::sw);
+    if (o.kind == outlier_kind::uplink && u != uplinks.end()) named_uplinks.push_back(*u);
+  }
+  return plan_retest(bw, flags, round, class_of, slow_pct, std::size_t{2} * bw.n, 4, named, met_few ? 4 : 0,
+                     named_uplinks);
 }
 
 std::vector<pair_list> named_sides(std::span<const outlier> found, std::span<const std::int32_t> node_of,
                                    std::span<const nic_group> nics, std::uint32_t n,
-                                   std::span<const switch_group> uplinks) {
+                                   std::span<const switch_group> uplinks, const square<double>* bw) {
   std::vector<pair_list> out;
   for (const auto& o : found) {
     if (o.kind == outlier_kind::uplink) {
-      uplink_sides(o, uplinks, n, out);
+      uplink_sides(o, uplinks, n, out, bw);
       continue;
     }
     if (o.kind != outlier_kind::rank && o.kind != outlier_kind::node && o.kind != outlier_kind::nic) continue;

@@ -393,6 +393,42 @@ TEST_CASE("a named uplink's sides: both ways through it, of every rank under it 
   CHECK(stats::named_sides(twin, node_of, {}, 4, uplinks).size() == 8);
 }
 
+TEST_CASE("a named uplink over many ranks: the 8 slowest through it and 8 spread over the rest, not all") {
+  // 64 ranks, one per node; a pod of 40 (ranks 0-39) under switch 9; through it, rank r reads
+  // r + 1 (ranks 30-37 slowest of all: 0.5), the others outside it 100
+  constexpr std::uint32_t n = 64;
+  std::vector<std::int32_t> node_of(n);
+  stats::switch_group pod{9, std::vector<std::uint8_t>(n, 0)};
+  for (std::uint32_t r = 0; r < n; ++r) {
+    node_of[r] = static_cast<std::int32_t>(r);
+    pod.members[r] = r < 40;
+  }
+  auto bw = stats::square<double>(n, 100);
+  for (std::uint32_t r = 0; r < 40; ++r) {
+    for (std::uint32_t p = 40; p < n; ++p) bw.at(r, p) = bw.at(p, r) = r >= 30 && r < 38 ? 0.5 : r + 1.0;
+  }
+  const std::vector<stats::outlier> up{
+      {stats::outlier_kind::uplink, stats::outlier_basis::noise, 9, -1, -1, 40, NAN, 960, 0}};
+  const std::vector<stats::switch_group> uplinks{pod};
+  const auto sides = stats::named_sides(up, node_of, {}, n, uplinks, &bw);
+  std::set<std::uint32_t> ranks;
+  for (const auto& side : sides) {
+    REQUIRE_FALSE(side.empty());
+    const bool sends = side.front().first < 40;
+    ranks.insert(sends ? side.front().first : side.front().second);
+    CHECK(side.size() == 24);  // every partner outside the pod
+  }
+  CHECK(sides.size() == 32);  // 16 ranks, both ways
+  CHECK(ranks.size() == 16);
+  for (std::uint32_t r = 30; r < 38; ++r) CHECK(ranks.contains(r));  // the slowest through it
+  std::size_t others = 0;
+  for (auto r : ranks) others += r < 30 || r >= 38;
+  CHECK(others == 8);
+  CHECK(ranks.contains(0));  // the spread runs over the rest from its slowest: rank 0, at 1
+  // without the run's rates, the same 16 (its first ranks by rate ties: by index)
+  CHECK(stats::named_sides(up, node_of, {}, n, uplinks).size() == 32);
+}
+
 TEST_CASE("plan: every named side gets its pairs retested, whatever the cap") {
   // CI's rail cluster, 2026-11-26: node2 named for its receives beside its NIC's sends, 13
   // pairs cut to 2N = 12 slowest first; none of rank 2's receives went again, so the retest

@@ -39,10 +39,13 @@ struct retest_plan {
 // rank met a few partners: --pattern spread), each named side also goes to up to `fresh`
 // partners it did not meet in the run, on other nodes and on no named side, after the slowest
 // (`slow` then holds pairs the run never measured): a part slow only toward the partners it
-// happened to meet is cleared by the rest, so one bad partner cannot drain a good node.
+// happened to meet is cleared by the rest, so one bad partner cannot drain a good node. A pair
+// through one of `sampled_uplinks` (named uplinks, their ranks' sides in `named`) goes only as
+// part of that sample: under a pod's uplink every pair through it is slow, thousands of them.
 retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& flags, const square<std::int32_t>& round,
                         const pair_classes& class_of, double slow_pct, std::size_t max_slow, std::size_t controls,
-                        std::span<const pair_list> named = {}, std::size_t fresh = 0);
+                        std::span<const pair_list> named = {}, std::size_t fresh = 0,
+                        std::span<const switch_group> sampled_uplinks = {});
 
 // The retest a job runs after a run (rdmamesh --retest, and the simulator's): every side the
 // finder named in `found`, then the pairs below --slow % of their class's median, 2 x N slow
@@ -59,10 +62,11 @@ retest_plan plan_job_retest(const square<double>& bw, const square<std::uint8_t>
 // rank of a cause and side, the pairs out of it (sends) or into it (receives), measured or not.
 // For a named uplink (found in `uplinks`), both sides through it of each rank under it: the
 // verdict tells a node's own port from its leaf's uplink by them (an uplink slows every node's
-// pairs through it alone, a port only its own).
+// pairs through it alone, a port only its own); under a large switch, 16 of its ranks (with the
+// run's `bw`: the 8 slowest through it, and 8 spread over the rest).
 std::vector<pair_list> named_sides(std::span<const outlier> found, std::span<const std::int32_t> node_of,
                                    std::span<const nic_group> nics, std::uint32_t n,
-                                   std::span<const switch_group> uplinks = {});
+                                   std::span<const switch_group> uplinks = {}, const square<double>* bw = nullptr);
 
 struct retest_verdict {
   std::uint32_t src = 0, dst = 0;
