@@ -92,8 +92,11 @@ sick() {
   later "$name: the verdict file names node2 to drain" "$here/check_verdict.py" "$tmp/$name.h5" \
     "$tmp/$name.verdict.json" --node node2
 }
-# (vm.slurm's sick health job holds the port to half too, under the health job.) Two launches
-# at most: on a fast machine the CPU node2's shaped ranks leave went to one vCPU's ranks, whose
+# (vm.slurm's sick health job holds the port to half too, under the health job.) Three launches
+# at most: one 2 s run of three nodes names a port at half in most launches, not all (the
+# finder's power against six ranks sharing two vCPUs: its pairs spread by half either way, and
+# node2's at 43 % of the median sat inside that in two launches of one CI run); each miss is
+# counted with CI's reruns. On a fast machine the CPU node2's shaped ranks leave went to one vCPU's ranks, whose
 # pairs then read 4-8x slower than the other's, and a 2 s run put node2 inside that noise
 # (±134 %, healthy) in 1 of 3 CI runs on 2026-11-25; tools/bench-verdict counts the misses.
 # A loaded machine can also slow every pair below the limit (all cross-node pairs at a tenth of
@@ -111,7 +114,7 @@ tbf_unbound() {
     END { if (!na || !nb || b <= 0) exit 1; x = a / na; y = b / nb; if (x < 0.8 * y) exit 1
       printf "node2 sent to the other nodes at %.0f %% of their pairs between them (%.4f against %.4f Gb/s): the limit bound nothing", 100 * x / y, x, y }' "$1"
 }
-one_rank=1 tries=2 unbound=tbf_unbound sick tbf-half tbf rate "${half_kbit}kbit" burst 256kb latency 400ms --
+one_rank=1 tries=3 unbound=tbf_unbound sick tbf-half tbf rate "${half_kbit}kbit" burst 256kb latency 400ms --
 tbf_judged=$?
 # why: a port slowed by a rate limit, its ranks with their share of a CPU: rate, or link where
 # rxe under the emulator retransmitted on it (+73 against the others' 12 in a CI run, nothing
