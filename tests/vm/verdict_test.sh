@@ -93,10 +93,10 @@ sick() {
     "$tmp/$name.verdict.json" --node node2
 }
 # (vm.slurm's sick health job holds the port to half too, under the health job.) Three launches
-# at most: one 2 s run of three nodes names a port at half in most launches, not all (the
-# finder's power against six ranks sharing two vCPUs: its pairs spread by half either way, and
-# node2's at 43 % of the median sat inside that in two launches of one CI run); each miss is
-# counted with CI's reruns. On a fast machine the CPU node2's shaped ranks leave went to one vCPU's ranks, whose
+# at most: with six ranks sharing two vCPUs a run's pairs can spread by half either way, and one
+# 2 s run of three nodes then names a port at half in most launches, not all; each miss is
+# counted with CI's reruns. On a fast machine the CPU node2's shaped ranks leave went to one
+# vCPU's ranks, whose
 # pairs then read 4-8x slower than the other's, and a 2 s run put node2 inside that noise
 # (±134 %, healthy) in 1 of 3 CI runs on 2026-11-25; tools/bench-verdict counts the misses.
 # A loaded machine can also slow every pair below the limit (all cross-node pairs at a tenth of
