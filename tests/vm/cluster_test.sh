@@ -60,7 +60,8 @@ run lat "--map cyclic" "--op write --mode lat --patterns pairs --sizes 64 --iter
   --mode lat --op write --pattern pairs -s 64 -n 30 --verify
 
 # --preflight: the NICs' settings compared before any traffic, nothing connected. Agreeing: exit
-# 0. node3's port MTU raised by the kernel (rxe then offers 4096 where the others offer 1024):
+# 0. node3's port MTU lowered by the kernel (rxe then offers 1024 where the others offer 4096 on
+# the fabric's jumbo MTU, tools/softroce-cluster):
 # node3's NIC named with both figures, exit 5, and its verdict drains node3 for it
 root_ip() { nsenter --net=/proc/1/ns/net ip "$@"; }
 preflight() {
@@ -77,10 +78,10 @@ grep -q "^# config: the job's NICs agree (link layer, MTU, rate, PCIe link, firm
 grep -q "^# verdict: healthy (no bandwidth run; the NICs' settings agree)$" "$tmp/preflight-ok.txt" ||
   fail "preflight-ok: the verdict is not healthy"
 grep -q "connect 0/0" "$tmp/preflight-ok.txt" || fail "preflight-ok: QPs were connected"
-root_ip link set roce3 mtu 9000
-preflight preflight-mtu 5
 root_ip link set roce3 mtu 1500
-grep -q "^# config: NIC rxe_node3 of node3: MTU 4096, where 2 of 3 NICs have 1024$" "$tmp/preflight-mtu.txt" ||
+preflight preflight-mtu 5
+root_ip link set roce3 mtu 9000
+grep -q "^# config: NIC rxe_node3 of node3: MTU 1024, where 2 of 3 NICs have 4096$" "$tmp/preflight-mtu.txt" ||
   fail "preflight-mtu: node3's NIC not named by its MTU"
 /usr/bin/python3 - "$tmp/preflight-mtu.verdict.json" <<'PY' || fail "preflight-mtu: the verdict file"
 import json, sys
@@ -89,7 +90,7 @@ counted = [(c["kind"], c["nodes"]) for c in doc["causes"] if c["counted"]]
 assert doc["status"] == "degraded", doc["status"]
 assert counted == [("config", ["node3"])], counted
 assert [d["node"] for d in doc["drain"]] == ["node3"], doc["drain"]
-assert doc["drain"][0]["reason"].startswith("rdmamesh: config: NIC rxe_node3 of node3: MTU 4096"), doc["drain"]
+assert doc["drain"][0]["reason"].startswith("rdmamesh: config: NIC rxe_node3 of node3: MTU 1024"), doc["drain"]
 PY
 
 # A path that fails while both ends live is a failed pair, not a dead rank: the wire from node2's
