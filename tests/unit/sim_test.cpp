@@ -114,6 +114,36 @@ TEST_CASE("a simulated retest measures only the pairs it is given, alone, and th
         doctest::Approx(7).epsilon(0.1));
 }
 
+TEST_CASE("a simulated retest: pairs alone into one rank share its effect alone, whichever pairs are planned") {
+  // a receiver's effect alone of 0.3 and pairs' own of 0.01: two pairs into one rank agree, two
+  // into different ranks differ by about the receivers' spread; a pair reads the same whether
+  // the retest plans one pair or all of them
+  std::mt19937_64 g(9);
+  const sim::fabric_shape f{.nodes = 8, .per_node = 1, .rails = 1};
+  auto nm = sim::nic_noise();
+  nm.keep = 0;
+  nm.msgs = 1e9;
+  nm.alone = 0.01;
+  nm.alone_recv = 0.3;
+  const auto r = sim::generate(f, nm, {}, g);
+  stats::pair_list all;
+  for (std::uint32_t a = 0; a < 8; ++a)
+    for (std::uint32_t b = 0; b < 8; ++b)
+      if (a != b) all.emplace_back(a, b);
+  const std::uint64_t seed = 17;
+  const auto alone = sim::generate_alone(r, nm, {}, all, seed);
+  double same = 0, apart = 0;
+  for (std::uint32_t b = 0; b < 8; ++b) {
+    const std::uint32_t a1 = (b + 1) % 8, a2 = (b + 2) % 8, b2 = (b + 3) % 8;
+    same += std::fabs(std::log(alone.at(a1, b) / alone.at(a2, b))) / 8;
+    apart += std::fabs(std::log(alone.at(a1, b) / alone.at(a1, b2))) / 8;
+  }
+  CHECK(same < 0.05);
+  CHECK(apart > 0.1);
+  const stats::pair_list one{{3, 5}};
+  CHECK(sim::generate_alone(r, nm, {}, one, seed).at(3, 5) == alone.at(3, 5));
+}
+
 TEST_CASE("with --retest, emulated healthy jobs rarely count a cause; a real fabric's node at 85 % stays named") {
   // the retest redraws the emulator's contention (fitted: pairs alone keep nothing of it): 3-6 %
   // of healthy 3 x 2 jobs count a cause from their one run, under 1 % after the retest

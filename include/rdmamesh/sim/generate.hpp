@@ -32,6 +32,9 @@ struct noise_model {
   // receiver effects (what outlasts the run: a rank's placement, its core) and draws a fresh
   // effect of its own, of scale `alone` (t of `tail`): the run's contention is gone.
   double keep = 0.5, alone = 0.01;
+  // ... and each rank draws, for the whole retest, an effect alone on what it sends and one on
+  // what it receives (scales, t of `tail`): what all its pairs alone share (its CPU in the retest)
+  double alone_send = 0, alone_recv = 0;
 };
 
 // Fitted by tools/fit-noise from the emulated cluster's healthy runs (see docs/verdict.md).
