@@ -1,6 +1,7 @@
 // Gathering one run to rank 0 and turning it into a record: bandwidth counters and time series,
 // or latency summaries and histograms; then the console lines and the ledger.
 #include "rdmamesh/app/assemble.hpp"
+#include "rdmamesh/app/retest.hpp"
 
 #include <limits>
 #include <span>
@@ -92,6 +93,16 @@ void gather_bandwidth(const context& c, const engine::core& base, rank_run& acc,
     r.retest = stats::judge_retest(*retest.plan, *retest.before, r.bw->tx_bw, c.o.slow_pct, c.classes, &alone_host);
     r.retest_controls = retest.plan->controls.size();
     r.retest_controls_pct = stats::control_pcts(*retest.plan, r.bw->tx_bw, c.classes);
+    if (retest.model) {  // the model's parts, their pairs alone that their host held back left out
+      stats::pair_list held;
+      for (const auto& v : r.retest)
+        if (v.starved) held.emplace_back(v.src, v.dst);
+      // a pair that moved nothing alone reads half a message over its round
+      const double floor_bps = 0.5 * static_cast<double>(r.size) / std::max(retest.seconds, 1e-3);
+      r.retest_parts =
+          stats::judge_model_retest(*retest.model, r.bw->tx_bw, c.classes, model_settings_of(c.o), floor_bps, held);
+      r.retest_alpha = c.o.false_alarm_pct / 100;
+    }
   } else {
     r.outliers = stats::find_outliers(*r.bw, r.size, c.node_of, judge, c.uplinks, c.nics);
     const auto model = stats::model_for_draws(*r.bw, r.size, c.node_of, judge, c.uplinks, c.nics, *r.outliers);
@@ -183,6 +194,7 @@ void publish(const context& c, io::run_record r) {
   if (const auto line = io::host_line(r); !line.empty()) print(line + "\n");
   for (const auto& line : io::port_lines(r, c.ranks)) print(line + "\n");
   for (const auto& line : io::retest_lines(r, c.ranks)) print(line + "\n");
+  for (const auto& line : io::retest_part_lines(r, c.ranks, c.o.slow_pct)) print(line + "\n");
   print(io::format_scaling(r, c.node_of, c.nodes));
   c.book.add(std::move(r));
 }

@@ -10,6 +10,7 @@
 
 #include "rdmamesh/app/measure.hpp"
 #include "rdmamesh/fabric/rank_info.hpp"
+#include "rdmamesh/stats/model_retest.hpp"
 #include "rdmamesh/stats/retest.hpp"
 
 namespace rdmamesh::app {
@@ -29,8 +30,13 @@ double round_seconds(const options& o, const stats::retest_plan& plan, const sta
 
 }  // namespace
 
+stats::model_settings model_settings_of(const options& o) {
+  return {.alpha = o.false_alarm_pct / 100, .slow_pct = o.slow_pct};
+}
+
 bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size, std::uint32_t& index, bool& stopped) {
   stats::retest_plan plan;
+  std::optional<stats::model_retest_plan> model;
   std::optional<stats::square<double>> before;
   std::string text;
   double seconds = c.o.round_seconds(true);
@@ -39,8 +45,12 @@ bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size
     if (last && last->bw && last->retest_of < 0) {
       const std::span<const stats::outlier> found =
           last->outliers ? std::span<const stats::outlier>(last->outliers->found) : std::span<const stats::outlier>{};
-      plan = stats::plan_job_retest(last->bw->tx_bw, last->bw->flags, last->bw->round, c.classes, c.o.slow_pct, found,
-                                    c.node_of, c.nics, last->pattern == pattern_kind::spread, c.uplinks);
+      std::vector<std::int32_t> rail_of;
+      for (const auto& r : c.ranks) rail_of.push_back(r.rail);
+      auto job = stats::plan_full_retest(*last->bw, c.classes, model_settings_of(c.o), found, c.node_of, rail_of,
+                                         c.nics, last->pattern == pattern_kind::spread, c.uplinks);
+      plan = std::move(job.pairs);
+      if (c.o.false_alarm_pct > 0) model = std::move(job.model);
       before = last->bw->tx_bw;
       seconds = round_seconds(c.o, plan, *before, size);
     }
@@ -66,7 +76,8 @@ bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size
                c.o.duration_mode() ? fmt::format(" of {:.2g} s", seconds) : std::string());
     std::fflush(stderr);
   }
-  const retest_of what{static_cast<std::int32_t>(index - 1), &plan, before ? &*before : nullptr, seconds};
+  const retest_of what{static_cast<std::int32_t>(index - 1), &plan, before ? &*before : nullptr, seconds,
+                       model ? &*model : nullptr};
   const bool clean = run_one(c, eng, sched, size, 0, index, stopped, what);
   ++index;
   return clean;

@@ -126,6 +126,7 @@ std::vector<std::pair<std::string, std::string>> describe(const options& o) {
       {"quiet", o.quiet ? "yes" : "no"},
       {"retest", o.retest ? "yes" : "no"},
       {"retest-duration", o.retest && o.duration_mode() ? num(o.round_seconds(true)) : "-"},
+      {"false-alarm", o.false_alarm_pct > 0 ? num(o.false_alarm_pct) : "-"},
       {"preflight", o.preflight ? "yes" : "no"},
       {"timeout", num(o.timeout_s)},
       {"slow", num(o.slow_pct)},
@@ -223,6 +224,12 @@ void validate(const options& o) {
   }
   if (!(o.slow_pct > 0 && o.slow_pct < 100)) {
     throw usage_error("--slow must be a percentage between 0 and 100 (exclusive), e.g. --slow 90");
+  }
+  if (o.false_alarm_pct != 0 && !(o.false_alarm_pct > 0 && o.false_alarm_pct < 100)) {
+    throw usage_error("--false-alarm must be a percentage between 0 and 100 (exclusive), e.g. --false-alarm 0.1");
+  }
+  if (o.false_alarm_pct > 0 && !o.retest) {
+    throw usage_error("--false-alarm sets the retest's level: add --retest");
   }
   if (!(o.timeout_s > 0 && std::isfinite(o.timeout_s))) {
     throw usage_error("--timeout must be a positive number of seconds");
@@ -406,6 +413,12 @@ void add_output_flags(CLI::App& app, options& o, flag_text& t) {
       "After a mesh, shift or spread run with slow pairs, run each alone (with healthy control pairs), and every "
       "pair of a rank, NIC or node the run named: still slow alone means the link or NIC, fine alone means "
       "contention, undecided (between the two bounds) leaves the run's reading standing");
+  app.add_option("--false-alarm", o.false_alarm_pct,
+                 "With --retest, the verdict model decides ranks, NICs and nodes (in trial; docs/verdict-model.md): "
+                 "every one the run shows below --slow or names is measured alone beside controls of the same path, "
+                 "and counts only where Holm's test over them all finds it below --slow at this chance, in %, of "
+                 "counting any healthy one in the job (e.g. 0.1)")
+      ->option_text("PCT");
   app.add_option("--retest-duration", o.retest_duration_s,
                  "Measured seconds of each retest round (default: -D, at most 0.3 s: a pair alone has its ports "
                  "to itself; longer, up to -D, where the control pairs' rates in the run would leave a pair "

@@ -81,6 +81,17 @@ annotation annotation_for(group_kind group, std::string_view n, int rank) {
       if (n == "msg_size") return {"bytes", {"size"}};
       if (n == "runs") return {"index", {"size"}};
       return {pair_units(n), {"size", "src", "dst"}};
+    case group_kind::retest_parts:
+      if (n == "kind") return {"text", {"part"}};
+      if (n == "alone_pct" || n == "lo_pct" || n == "hi_pct")
+        return {"percent of the control pairs alone (its 95 % interval)", {"part"}};
+      if (n == "run_pct") return {"percent of the healthy in the run (the model's effect)", {"part"}};
+      if (n == "p_slow") return {"probability", {"part"}};
+      if (n == "dof") return {"degrees of freedom", {"part"}};
+      if (n == "pairs" || n == "controls" || n == "held") return {"pairs", {"part"}};
+      if (n == "sends" || n == "counted" || n == "cleared" || n == "within" || n == "narrowed" || n == "held_back")
+        return {"flag", {"part"}};
+      return {"index", {"part"}};
     case group_kind::scaling:
       if (n == "msg_size") return {"bytes", {"size"}};
       if (n == "active_per_node") return {"ranks per node", {"step"}};

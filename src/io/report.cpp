@@ -275,7 +275,47 @@ std::string rank_name(std::size_t rank, std::span<const fabric::rank_info> ranks
   return fmt::format("rank {} ({}, {})", rank, fabric::text(ranks[rank].host), fabric::text(ranks[rank].device));
 }
 
+// "node2", "node2's mlx5_1", "rank 5 (node07, mlx5_1)": the part the model measured alone
+std::string part_name(const stats::model_cause& p, std::span<const fabric::rank_info> ranks) {
+  const auto first = std::ranges::find(p.member, std::uint8_t{1});
+  const auto r = static_cast<std::size_t>(first - p.member.begin());
+  if (p.kind == stats::outlier_kind::rank || r >= ranks.size())
+    return rank_name(static_cast<std::size_t>(p.rank), ranks);
+  if (p.kind == stats::outlier_kind::nic)
+    return fmt::format("{}'s {}", fabric::text(ranks[r].host), fabric::text(ranks[r].device));
+  return std::string(fabric::text(ranks[r].host));
+}
+
+std::string part_reading(const stats::lasting_effect& l, double slow_pct) {
+  if (l.held_back)
+    return fmt::format("undecided (its host held back {} of its {} pairs alone: a test of its CPU, not its network)",
+                       l.held, l.held + l.pairs);
+  if (l.counted && l.within) return "counted, as part of a larger part counted alone";
+  if (l.counted && l.narrowed) return "counted, but a part inside it stands for it (its other parts are fine)";
+  if (l.counted) return "counted";
+  if (l.cleared) return fmt::format("cleared (above {:g} % alone)", slow_pct);
+  if (l.pairs == 0) return "undecided (no pair of it measured alone beside controls)";
+  return fmt::format("undecided (its interval spans {:g} %)", slow_pct);
+}
+
 }  // namespace
+
+std::vector<std::string> retest_part_lines(const run_record& r, std::span<const fabric::rank_info> ranks,
+                                           double slow_pct) {
+  std::vector<std::string> lines;
+  for (const auto& l : r.retest_parts) {
+    const std::string figures = std::isnan(l.effect)
+                                    ? std::string("not measured alone")
+                                    : fmt::format(
+                                          "alone at {:.0f} % of the controls ({:.0f}–{:.0f} %; {} pair(s), {} "
+                                          "control(s)), p {:.2g} were it at {:g} %",
+                                          100 * std::exp(l.effect), 100 * std::exp(l.lo), 100 * std::exp(l.hi), l.pairs,
+                                          l.controls, l.p_slow, slow_pct);
+    lines.push_back(fmt::format("# retest of run {}, by part: {}: {} {}: {}", r.retest_of, part_name(l.part, ranks),
+                                l.part.sends ? "its sends" : "its receives", figures, part_reading(l, slow_pct)));
+  }
+  return lines;
+}
 
 std::vector<std::string> retest_lines(const run_record& r, std::span<const fabric::rank_info> ranks) {
   std::vector<std::string> lines;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <functional>
@@ -454,6 +455,60 @@ void results_file::write_retest(hid_t run_group, const options& o, const run_rec
   const hsize_t control_dims[1] = {run.retest_controls_pct.size()};
   h5::write(g.get(), "controls_pct", control_dims, std::span<const double>(run.retest_controls_pct));
   annotate_group(g.get(), group_kind::retest);
+  if (!run.retest_parts.empty()) write_retest_parts(g.get(), run);
+}
+
+// /runs/NNNN/retest/parts: one row per rank's, NIC's or node's side the model measured alone.
+void results_file::write_retest_parts(hid_t retest_group, const run_record& run) {
+  h5::handle g = h5::create_group(retest_group, "parts");
+  h5::set_attr(g.get(), "false_alarm", run.retest_alpha);
+  const hsize_t dims[1] = {run.retest_parts.size()};
+  std::vector<std::string> kind;
+  std::vector<std::int32_t> node, rank, rail, pairs, controls, held;
+  std::vector<double> run_pct, alone, lo, hi, p, dof;
+  std::vector<std::uint8_t> sends, counted, cleared, within, narrowed, held_back;
+  const auto pct = [](double log_effect) { return 100 * std::exp(log_effect); };
+  for (const auto& l : run.retest_parts) {
+    kind.emplace_back(stats::to_string(l.part.kind));
+    node.push_back(l.part.node);
+    rank.push_back(l.part.rank);
+    rail.push_back(l.part.rail);
+    sends.push_back(l.part.sends ? 1 : 0);
+    run_pct.push_back(pct(l.part.effect));
+    alone.push_back(pct(l.effect));
+    lo.push_back(pct(l.lo));
+    hi.push_back(pct(l.hi));
+    p.push_back(l.p_slow);
+    dof.push_back(l.dof);
+    pairs.push_back(static_cast<std::int32_t>(l.pairs));
+    controls.push_back(static_cast<std::int32_t>(l.controls));
+    held.push_back(static_cast<std::int32_t>(l.held));
+    counted.push_back(l.counted ? 1 : 0);
+    cleared.push_back(l.cleared ? 1 : 0);
+    within.push_back(l.within ? 1 : 0);
+    narrowed.push_back(l.narrowed ? 1 : 0);
+    held_back.push_back(l.held_back ? 1 : 0);
+  }
+  h5::write_strings(g.get(), "kind", kind);
+  h5::write(g.get(), "node", dims, std::span<const std::int32_t>(node));
+  h5::write(g.get(), "rank", dims, std::span<const std::int32_t>(rank));
+  h5::write(g.get(), "rail", dims, std::span<const std::int32_t>(rail));
+  h5::write(g.get(), "sends", dims, std::span<const std::uint8_t>(sends));
+  h5::write(g.get(), "run_pct", dims, std::span<const double>(run_pct));
+  h5::write(g.get(), "alone_pct", dims, std::span<const double>(alone));
+  h5::write(g.get(), "lo_pct", dims, std::span<const double>(lo));
+  h5::write(g.get(), "hi_pct", dims, std::span<const double>(hi));
+  h5::write(g.get(), "p_slow", dims, std::span<const double>(p));
+  h5::write(g.get(), "dof", dims, std::span<const double>(dof));
+  h5::write(g.get(), "pairs", dims, std::span<const std::int32_t>(pairs));
+  h5::write(g.get(), "controls", dims, std::span<const std::int32_t>(controls));
+  h5::write(g.get(), "held", dims, std::span<const std::int32_t>(held));
+  h5::write(g.get(), "counted", dims, std::span<const std::uint8_t>(counted));
+  h5::write(g.get(), "cleared", dims, std::span<const std::uint8_t>(cleared));
+  h5::write(g.get(), "within", dims, std::span<const std::uint8_t>(within));
+  h5::write(g.get(), "narrowed", dims, std::span<const std::uint8_t>(narrowed));
+  h5::write(g.get(), "held_back", dims, std::span<const std::uint8_t>(held_back));
+  annotate_group(g.get(), group_kind::retest_parts);
 }
 
 // /runs/NNNN/outliers: one row per cause, as parallel datasets, and the console's lines.

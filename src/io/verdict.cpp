@@ -101,6 +101,7 @@ json cause_json(std::string_view kind, std::string_view basis, bool counted, std
           {"narrowed", false},
           {"within", false},
           {"undecided", false},
+          {"alone", nullptr},
           {"text", std::move(text)},
           {"runs", json::array()},
           {"run_labels", json::array()},
@@ -156,12 +157,15 @@ std::string seen_as(const stats::folded_cause& c) {
     return "seen, narrowed by the retest to the node(s) under it slow alone (the others fine alone): ";
   if (c.narrowed) return "seen, narrowed by the retest to its NIC (the others fine alone): ";
   if (c.within) return "seen, part of its node's counted cause: ";
-  if (c.undecided) {
+  if (c.undecided && !std::isnan(c.held_cpu)) {
     return fmt::format(
         "seen, undecided by the retest (alone its pairs were held back by their host, {:.0f} % of a CPU against the "
         "controls' {:.0f} %: a test of its CPU, not of its network): ",
         100 * c.held_cpu, 100 * c.held_controls_cpu);
   }
+  if (c.undecided && std::isnan(c.alone_pct))
+    return "seen, undecided by the retest (none of its pairs measured alone): ";
+  if (c.undecided) return "seen, undecided by the retest (alone, neither shown below --slow nor cleared above it): ";
   return "seen, not counted: ";
 }
 
@@ -190,8 +194,18 @@ std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<co
                               counted, v.runs_judged, v.config.empty() ? "" : " and the NICs' settings"));
   }
   for (const auto& f : v.config) out.push_back(fmt::format("#   {}", config_sentence(f)));
+  if (v.parts_retested > 0) {
+    out.push_back(fmt::format(
+        "#   retest: {} part(s) measured alone, each counted only below --slow beyond chance at a false-alarm level "
+        "of {:g} % (the chance of counting any healthy rank, NIC or node in this job)",
+        v.parts_retested, 100 * v.false_alarm));
+  }
   for (const auto& c : v.causes) {
     out.push_back(fmt::format("#   {}{}", seen_as(c), cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks)));
+    if (!std::isnan(c.alone_pct)) {
+      out.push_back(fmt::format("#     alone: {:.0f} % of the controls ({:.0f}–{:.0f} %), {} pair(s), p {:.2g}",
+                                c.alone_pct, c.alone_lo, c.alone_hi, c.alone_pairs, c.alone_p));
+    }
     // what it is, from the hosts' and the ports' evidence, under each cause acted on
     if (c.counted && c.why.cat != stats::category::unknown) {
       out.push_back(fmt::format("#     why: {}: {}", to_string(c.why.cat), c.why.text));
@@ -278,6 +292,13 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
     auto pct = [](double lo, double hi) { return std::isnan(lo) ? json(nullptr) : json::array({lo, hi}); };
     j["send_pct"] = pct(c.send_lo, c.send_hi);
     j["recv_pct"] = pct(c.recv_lo, c.recv_hi);
+    // the model's retest of it: its pairs alone as % of the controls, the 95 % interval, the
+    // chance of reading that slow were it at --slow % (null: not retested)
+    j["alone"] = std::isnan(c.alone_pct) ? json(nullptr)
+                                         : json{{"pct", c.alone_pct},
+                                                {"interval_pct", json::array({c.alone_lo, c.alone_hi})},
+                                                {"p_slow", c.alone_p},
+                                                {"pairs", c.alone_pairs}};
     causes.push_back(std::move(j));
   }
   json drain_list = json::array();
@@ -304,6 +325,9 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
       v.stated.drawn > 0
           ? json{{"run", v.stated_run}, {"drawn", v.stated.drawn}, {"named", v.stated.named}, {"pct", v.stated.pct()}}
           : json(nullptr);
+  doc["retest"] = v.parts_retested > 0
+                      ? json{{"parts_retested", v.parts_retested}, {"false_alarm_pct", 100 * v.false_alarm}}
+                      : json(nullptr);
   doc["expect"] = ctx.expect_bps > 0 ? json{{"bytes_per_s", ctx.expect_bps}, {"how", ctx.expect_how}} : json(nullptr);
   if (const char* job = std::getenv("SLURM_JOB_ID")) doc["slurm_job_id"] = job;
   return doc.dump(2) + "\n";

@@ -86,8 +86,9 @@ noise_model emulator_noise() {
   // tools/fit-noise --retest over 28 healthy jobs of 3 x 2, 4 x 2 and 4 x 1 ranks run with --retest
   // --slow 99, default binding (447 pairs alone, 2026-12-04): two pairs alone that share a receiver
   // vary together by 0.08^2 beyond two that share no rank, two that share a sender not at all; of
-  // the 0.18, 0.08 is then the receiver's, the rest the pair's
-  return {"emulator", 0.037, 1.36, 0.001, 1.61, 3, 300, 0, 0.16, 0, 0.08};
+  // the 0.18, 0.08 is then the receiver's, the rest the pair's. 0.08 is a standard deviation: a t
+  // of 3 degrees (the effects' tails) has it at a scale of 0.08 / sqrt(3)
+  return {"emulator", 0.037, 1.36, 0.001, 1.61, 3, 300, 0, 0.16, 0, 0.046};
 }
 
 noise_model nic_noise() {

@@ -40,11 +40,12 @@ int replay(const std::string& path, std::uint32_t stated) {
 }
 
 int simulate(const sim::fabric_shape& f, const std::string& noise, const std::string& fault_text, std::uint32_t jobs,
-             std::uint64_t seed, double msgs, bool show_kinds, double model_alpha, std::uint32_t stated, bool retest) {
+             std::uint64_t seed, double msgs, bool show_kinds, double model_alpha, std::uint32_t stated, bool retest,
+             double false_alarm) {
   auto nm = noise == "nic" ? sim::nic_noise() : sim::emulator_noise();
   if (msgs > 0) nm.msgs = msgs;
   const sim::fault x = sim::parse_fault(fault_text);
-  const auto t = sim::run_jobs(f, nm, x, jobs, seed, model_alpha, stated, retest);
+  const auto t = sim::run_jobs(f, nm, x, jobs, seed, model_alpha, stated, retest, false_alarm);
   const double n = static_cast<double>(t.jobs);
   const double healthy_node_jobs = n * (f.nodes - (x.kind == sim::fault_kind::none ? 0 : 1));
   fmt::print("{:>6} {:>4} {:>5} {:>6} {:>9} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", f.nodes, f.per_node,
@@ -138,6 +139,12 @@ int main(int argc, char** argv) {
       "--retest", retest,
       "Each job runs --retest, as the health job does: its slow and named pairs measured alone (with the noise "
       "model's alone spread) and the verdict folded with them (with --model: the model's retest)");
+  double false_alarm_pct = 0;
+  sim_cmd
+      ->add_option("--false-alarm", false_alarm_pct,
+                   "With --retest, as rdmamesh --retest --false-alarm PCT: the verdict model decides ranks, NICs and "
+                   "nodes from their pairs alone, at this chance (%) of counting any healthy one in a job")
+      ->check(CLI::Range(0.0, 99.0));
   CLI11_PARSE(app, argc, argv);
   f.pattern = pattern == "spread" ? pattern_kind::spread : pattern_kind::mesh;
   try {
@@ -157,7 +164,8 @@ int main(int argc, char** argv) {
       fmt::print("{:>6} {:>4} {:>5} {:>6} {:>9} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", "nodes", "ppn",
                  "rails", "leaves", "pattern", "noise", "fault", "jobs", "named %", "false %", "false/1k node",
                  "unjudged", "judge s");
-    return simulate(f, noise, fault_text, jobs, seed, msgs, show_kinds, model_alpha, stated, retest);
+    return simulate(f, noise, fault_text, jobs, seed, msgs, show_kinds, model_alpha, stated, retest,
+                    false_alarm_pct / 100);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rdmamesh-sim: %s\n", e.what());
     return 2;

@@ -76,7 +76,8 @@ pair_list model_retest_plan::all() const {
 
 model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::int32_t> node_of,
                                     std::span<const std::int32_t> rail_of, const pair_classes& classes,
-                                    const model_settings& s, std::size_t per_side, std::size_t controls) {
+                                    const model_settings& s, std::size_t per_side, std::size_t controls,
+                                    std::span<const std::uint32_t> flagged) {
   model_retest_plan plan;
   plan.parts = model_parts(fit_effects(m, node_of), node_of, rail_of, s);
   const std::uint32_t n = m.tx_bw.n;
@@ -90,8 +91,13 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::
     if (p.kind != outlier_kind::rank) continue;
     (p.sends ? rank_send : rank_recv)[static_cast<std::size_t>(p.rank)] = p.effect;
   }
+  std::vector<std::uint8_t> named(n, 0);
+  for (auto r : flagged)
+    if (r < n) named[r] = 1;
   const auto screened = [&](const model_cause& p) {
     if (p.effect < slow) return true;
+    for (std::uint32_t r = 0; r < n; ++r)
+      if (p.member[r] && named[r]) return true;
     const auto& e = p.sends ? rank_send : rank_recv;
     for (std::uint32_t r = 0; r < n; ++r)
       if (p.member[r] && e[r] < slow) return true;
@@ -110,7 +116,7 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::
     }
     side = spread_over_members(std::move(side), m, p.sends, per_side);
     if (side.empty()) continue;
-    for (const auto& [a, b] : side) needed.insert(classes(a, b));
+    for (const auto& [a, b] : side) needed.insert(classes.path(a, b));
     for (std::uint32_t r = 0; r < n; ++r) touched[r] |= p.member[r];
     plan.screened.push_back(i);
     plan.sides.push_back(std::move(side));
@@ -120,7 +126,7 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::
   std::map<int, pair_list> of_class;
   for (std::uint32_t a = 0; a < n; ++a)
     for (std::uint32_t b = 0; b < n; ++b)
-      if (usable(m, a, b) && needed.contains(classes(a, b))) of_class[classes(a, b)].emplace_back(a, b);
+      if (usable(m, a, b) && needed.contains(classes.path(a, b))) of_class[classes.path(a, b)].emplace_back(a, b);
   std::set<std::pair<std::uint32_t, std::uint32_t>> chosen;
   for (auto& [cls, pairs] : of_class) {
     std::vector<double> logs;
@@ -149,7 +155,8 @@ namespace {
 
 // One part's pairs alone against the controls of their classes that do not touch it.
 lasting_effect lasting(const model_cause& part, const pair_list& side, const model_retest_plan& plan,
-                       const square<double>& alone, const pair_classes& classes, double slow, double floor_bps) {
+                       const square<double>& alone, const pair_classes& classes, double slow, double floor_bps,
+                       const std::set<std::pair<std::uint32_t, std::uint32_t>>& held) {
   lasting_effect out{part};
   const auto log_alone = [&](std::uint32_t a, std::uint32_t b) {
     const double v = alone.at(a, b);
@@ -158,7 +165,7 @@ lasting_effect lasting(const model_cause& part, const pair_list& side, const mod
   std::map<int, std::vector<double>> ctrl;
   for (const auto& [a, b] : plan.controls) {
     const double y = log_alone(a, b);
-    if (!part.member[a] && !part.member[b] && !std::isnan(y)) ctrl[classes(a, b)].push_back(y);
+    if (!part.member[a] && !part.member[b] && !std::isnan(y)) ctrl[classes.path(a, b)].push_back(y);
   }
   std::map<int, double> centre;
   std::vector<double> residuals;
@@ -172,13 +179,18 @@ lasting_effect lasting(const model_cause& part, const pair_list& side, const mod
   std::vector<double> d;
   std::map<int, double> per_class;  // the part's pairs in each class
   for (const auto& [a, b] : side) {
+    if (held.contains({a, b})) {
+      ++out.held;
+      continue;
+    }
     const double y = log_alone(a, b);
-    const auto c = centre.find(classes(a, b));
+    const auto c = centre.find(classes.path(a, b));
     if (std::isnan(y) || c == centre.end()) continue;
     d.push_back(y - c->second);
     per_class[c->first] += 1;
   }
-  if (d.empty() || dof < 1) return out;  // nothing to compare with: undecided
+  out.held_back = 2 * out.held > side.size();
+  if (d.empty() || dof < 1 || out.held_back) return out;  // nothing to compare with: undecided
   out.effect = huber_location(d);
   for (double x : d) residuals.push_back(x - out.effect);
   dof += static_cast<double>(d.size()) - 1;
@@ -236,11 +248,14 @@ void settle(std::vector<lasting_effect>& judged, const model_retest_plan& plan, 
 }  // namespace
 
 std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, const square<double>& alone,
-                                               const pair_classes& classes, const model_settings& s, double floor_bps) {
+                                               const pair_classes& classes, const model_settings& s, double floor_bps,
+                                               std::span<const std::pair<std::uint32_t, std::uint32_t>> held) {
   const double slow = std::log(s.slow_pct / 100);
+  const std::set<std::pair<std::uint32_t, std::uint32_t>> held_set(held.begin(), held.end());
   std::vector<lasting_effect> out;
   for (std::size_t i = 0; i < plan.screened.size(); ++i)
-    out.push_back(lasting(plan.parts[plan.screened[i]], plan.sides[i], plan, alone, classes, slow, floor_bps));
+    out.push_back(
+        lasting(plan.parts[plan.screened[i]], plan.sides[i], plan, alone, classes, slow, floor_bps, held_set));
   // Holm over every part retested: the i-th smallest p against alpha / (m - i)
   std::vector<std::size_t> order(out.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -250,6 +265,51 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
     out[order[r]].counted = true;
   }
   settle(out, plan, slow);
+  return out;
+}
+
+namespace {
+
+// The ranks of the finder's rank, NIC and node causes.
+std::vector<std::uint32_t> named_ranks(std::span<const outlier> found, std::span<const std::int32_t> node_of,
+                                       std::span<const nic_group> nics) {
+  std::vector<std::uint32_t> out;
+  for (const auto& o : found) {
+    for (std::uint32_t r = 0; r < node_of.size(); ++r) {
+      const bool nic = o.kind == outlier_kind::nic && std::ranges::any_of(nics, [&](const nic_group& g) {
+                         return g.node == o.node && g.rail == o.peer && r < g.members.size() && g.members[r];
+                       });
+      if ((o.kind == outlier_kind::rank && static_cast<std::int32_t>(r) == o.rank) ||
+          (o.kind == outlier_kind::node && node_of[r] == o.node) || nic)
+        out.push_back(r);
+    }
+  }
+  return out;
+}
+
+// The pairs of `more` not yet in `into`, added.
+void add_pairs(pair_list& into, const pair_list& more) {
+  std::set<std::pair<std::uint32_t, std::uint32_t>> seen(into.begin(), into.end());
+  for (const auto& p : more)
+    if (seen.insert(p).second) into.push_back(p);
+}
+
+}  // namespace
+
+full_retest plan_full_retest(const run_matrices& m, const pair_classes& classes, const model_settings& s,
+                             std::span<const outlier> found, std::span<const std::int32_t> node_of,
+                             std::span<const std::int32_t> rail_of, std::span<const nic_group> nics, bool met_few,
+                             std::span<const switch_group> uplinks) {
+  full_retest out;
+  out.pairs = plan_job_retest(m.tx_bw, m.flags, m.round, classes, s.slow_pct, found, node_of, nics, met_few, uplinks);
+  if (!(s.alpha > 0)) return out;
+  const auto flagged = named_ranks(found, node_of, nics);
+  out.model = plan_model_retest(m, node_of, rail_of, classes, s, 8, 8, flagged);
+  for (const auto& side : out.model.sides) add_pairs(out.pairs.slow, side);
+  add_pairs(out.pairs.controls, out.model.controls);
+  // a pair slow or named is judged as such (judge_retest), not as a control
+  const std::set<std::pair<std::uint32_t, std::uint32_t>> slow(out.pairs.slow.begin(), out.pairs.slow.end());
+  std::erase_if(out.pairs.controls, [&](const auto& p) { return slow.contains(p); });
   return out;
 }
 

@@ -21,4 +21,17 @@ int pair_classes::operator()(std::uint32_t a, std::uint32_t b) const {
   return c + (railed && rail_[a] != rail_[b] ? rails_key : 0);
 }
 
+int pair_classes::path(std::uint32_t a, std::uint32_t b) const {
+  // FNV-1a over the class and each uplink crossed with its direction: a key, not a count
+  std::uint32_t h = 2166136261U;
+  const auto mix = [&](std::uint32_t x) {
+    h ^= x;
+    h *= 16777619U;
+  };
+  mix(static_cast<std::uint32_t>((*this)(a, b)));
+  for (std::uint32_t i = 0; i < under_.size(); ++i)
+    if (under_[i][a] != under_[i][b]) mix(2 * i + (under_[i][a] ? 1 : 0));
+  return static_cast<int>(h & 0x7fffffffU);
+}
+
 }  // namespace rdmamesh::stats

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -675,6 +676,159 @@ void fold_into_nodes(cause_map& by) {
   }
 }
 
+// The model's retest (see the header): every part retested, with the run it retested.
+struct retested_part {
+  const lasting_effect* l;
+  const judged_run* run;
+};
+
+bool is_part_kind(outlier_kind k) {
+  return k == outlier_kind::rank || k == outlier_kind::nic || k == outlier_kind::node;
+}
+
+void fill_alone(folded_cause& c, const lasting_effect& l) {
+  c.alone_pct = 100 * std::exp(l.effect);
+  c.alone_lo = 100 * std::exp(l.lo);
+  c.alone_hi = 100 * std::exp(l.hi);
+  c.alone_p = l.p_slow;
+  c.alone_pairs = static_cast<std::uint32_t>(l.pairs);
+}
+
+// Its host's share of a CPU alone, on the pairs it held back, and their controls' (its why)
+void fill_held(folded_cause& c, const judged_run& run, const std::vector<std::uint8_t>& member, bool sends) {
+  std::vector<double> cpu, controls;
+  for (const auto& a : run.alone) {
+    if (!a.starved || (sends ? a.src : a.dst) >= member.size() || !member[sends ? a.src : a.dst]) continue;
+    cpu.push_back(a.cpu_share);
+    controls.push_back(a.controls_cpu_share);
+  }
+  if (cpu.empty()) return;
+  c.held_cpu = median_of(cpu);
+  c.held_controls_cpu = median_of(controls);
+}
+
+// A run-named rank, NIC or node takes its parts' word (each side it was named for): counted where
+// one stands, `within` or `narrowed` where the model let a larger or smaller part stand for it,
+// cleared where every one was cleared, undecided otherwise (held back by its host, or its interval
+// across --slow). Parts that stand and that no run named are added, basis retest. False: nothing
+// was retested, and the rules of the runs alone hold.
+bool decide_by_model(cause_map& by, std::span<const judged_run> runs, std::span<const std::int32_t> node_of,
+                     std::span<const nic_group> nics, job_verdict& v) {
+  std::vector<retested_part> parts;
+  bool any = false;
+  for (const auto& run : runs) {
+    if (!run.retested) continue;
+    any = true;
+    v.false_alarm = std::max(v.false_alarm, run.alpha);
+    v.parts_retested += run.parts.size();
+    for (const auto& l : run.parts) parts.push_back({&l, &run});
+  }
+  if (!any) return false;
+  std::set<const lasting_effect*> named;
+  for (auto& [k, c] : by) {
+    if (c.basis != outlier_basis::noise || !is_part_kind(c.kind)) continue;
+    const auto retested_run = [&](const judged_run* r) { return std::ranges::find(c.runs, r->index) != c.runs.end(); };
+    if (!std::ranges::any_of(runs, [&](const judged_run& r) { return r.retested && retested_run(&r); })) continue;
+    std::vector<std::uint8_t> member(parts.empty() ? node_of.size() : parts[0].l->part.member.size(), 0);
+    for (auto r : ranks_of(c, node_of, nics))
+      if (static_cast<std::size_t>(r) < member.size()) member[static_cast<std::size_t>(r)] = 1;
+    std::vector<retested_part> mine;
+    for (const auto& p : parts) {
+      const bool side = p.l->part.sends ? !std::isnan(c.send_lo) : !std::isnan(c.recv_lo);
+      if (side && p.l->part.member == member && retested_run(p.run)) mine.push_back(p);
+    }
+    c.counted = c.cleared = c.undecided = false;
+    const auto any_of = [&](auto&& pred) {
+      return std::ranges::any_of(mine, [&](const auto& p) { return pred(*p.l); });
+    };
+    if (mine.empty()) {
+      c.undecided = true;  // named, but none of its pairs could be measured alone
+      continue;
+    }
+    const auto slowest = std::ranges::min_element(mine, {}, [](const auto& p) {
+      return std::isnan(p.l->effect) ? std::numeric_limits<double>::infinity() : p.l->effect;
+    });
+    fill_alone(c, *slowest->l);
+    for (const auto& p : mine) named.insert(p.l);
+    if (any_of([](const lasting_effect& l) { return l.stands(); })) {
+      c.counted = true;
+    } else if (any_of([](const lasting_effect& l) { return l.counted && l.within; })) {
+      c.within = true;
+    } else if (any_of([](const lasting_effect& l) { return l.counted && l.narrowed; })) {
+      c.narrowed = true;
+    } else if (std::ranges::all_of(mine, [](const auto& p) { return p.l->cleared; })) {
+      c.cleared = true;
+    } else {
+      c.undecided = true;
+      for (const auto& p : mine)
+        if (p.l->held_back) fill_held(c, *p.run, member, p.l->part.sends);
+    }
+  }
+  for (const auto& [l, run] : parts) {
+    if (!l->stands() || named.contains(l)) continue;
+    const auto& part = l->part;
+    folded_cause c{part.kind,
+                   outlier_basis::retest,
+                   part.node,
+                   part.kind == outlier_kind::rank ? part.rank : -1,
+                   part.kind == outlier_kind::nic ? part.rail : -1,
+                   {},
+                   {},
+                   nan,
+                   nan,
+                   nan,
+                   nan,
+                   0,
+                   0,
+                   true};
+    add_run(c, run->index, run->label);
+    const double pct = 100 * std::exp(l->effect);
+    (part.sends ? c.send_lo : c.recv_lo) = pct;
+    (part.sends ? c.send_hi : c.recv_hi) = pct;
+    for (const auto& a : run->alone) {  // its pairs alone as the pairs' own lines read them
+      const auto end = part.sends ? a.src : a.dst;
+      if (end >= part.member.size() || !part.member[end] || part.member[part.sends ? a.dst : a.src]) continue;
+      c.pairs += a.still_slow ? 1 : 0;
+      c.fine += a.fine ? 1 : 0;
+    }
+    fill_alone(c, *l);
+    const auto [it, fresh] = by.try_emplace(key_of(c), c);
+    if (!fresh) {  // its other side, or another run's retest of it
+      widen(pct, part.sends ? it->second.send_lo : it->second.recv_lo,
+            part.sends ? it->second.send_hi : it->second.recv_hi);
+      it->second.counted = true;
+    }
+  }
+  return true;
+}
+
+// A counted uplink under which the model counts a rank, NIC or node, where not every node under
+// it is counted: that part's, not the uplink's (its controls crossed the same uplinks the same
+// way, so an uplink slow for all would have left them all alike).
+void narrow_uplinks_by_model(cause_map& by, std::span<const std::int32_t> node_of,
+                             std::span<const switch_group> uplinks, std::span<const nic_group> nics) {
+  for (auto& [k, c] : by) {
+    if (!c.counted || c.kind != outlier_kind::uplink || c.basis != outlier_basis::noise) continue;
+    const auto u = std::ranges::find(uplinks, c.node, &switch_group::sw);
+    if (u == uplinks.end() || u->members.size() != node_of.size()) continue;
+    const auto under = [&](std::int32_t r) {
+      return c.peer >= 0 ||
+             (static_cast<std::size_t>(r) < u->members.size() && u->members[static_cast<std::size_t>(r)]);
+    };
+    std::set<std::int32_t> nodes_under, counted_nodes;
+    for (std::size_t r = 0; r < node_of.size(); ++r)
+      if (under(static_cast<std::int32_t>(r))) nodes_under.insert(node_of[r]);
+    for (const auto& [k2, p] : by) {
+      if (!p.counted || !is_part_kind(p.kind)) continue;
+      const auto ranks = ranks_of(p, node_of, nics);
+      if (!ranks.empty() && std::ranges::all_of(ranks, under)) counted_nodes.insert(p.node);
+    }
+    if (counted_nodes.empty() || counted_nodes.size() == nodes_under.size()) continue;
+    c.counted = false;
+    c.narrowed = true;
+  }
+}
+
 }  // namespace
 
 job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t> node_of,
@@ -686,10 +840,14 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
   const alone_evidence alone(runs);
   const alone_sides sides(alone);
   count_runs(by, v.runs_judged, alone, sides, node_of, nics);
-  narrow_nodes(by, alone, sides, runs, node_of, nics);
-  narrow_uplinks(by, alone, runs, node_of, uplinks, nics);
+  if (decide_by_model(by, runs, node_of, nics, v)) {
+    narrow_uplinks_by_model(by, node_of, uplinks, nics);
+  } else {
+    narrow_nodes(by, alone, sides, runs, node_of, nics);
+    narrow_uplinks(by, alone, runs, node_of, uplinks, nics);
+    add_slow_alone(by, alone, runs, node_of, nics, through_counted(by, uplinks));
+  }
   const through_counted through(by, uplinks);  // uplinks count from the runs alone
-  add_slow_alone(by, alone, runs, node_of, nics, through);
   fold_into_nodes(by);
   // a link that touches a counted rank or node is that cause's, named once (as the rank or node)
   const std::set<std::int32_t> culprits = culprits_of(by, node_of, nics);

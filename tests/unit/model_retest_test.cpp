@@ -86,8 +86,9 @@ TEST_CASE("model retest: a rank slow only in company is cleared alone, nothing c
   });
   REQUIRE(rank3 != j.parts.end());  // the run showed it slow: retested
   CHECK(rank3->cleared);
-  CHECK(rank3->lo < 0);
-  CHECK(rank3->hi > 0);
+  CHECK(std::fabs(rank3->effect) < 0.1);  // at full speed, to within five of its standard errors
+  CHECK(rank3->lo < rank3->effect);
+  CHECK(rank3->hi > rank3->effect);
   CHECK(rank3->pairs >= 4);
 }
 
@@ -122,4 +123,60 @@ TEST_CASE("model retest: slower than the healthy but above --slow is never count
   // the same node at --slow 97: slow by that definition, and counted
   const auto j = judge({0, 0, 0, 0, std::log(0.85), std::log(0.85)}, {0, 0, 0, 0, little, little}, 0.005, 44, 97);
   CHECK(j.named() == std::vector<std::string>{"node2 sends"});
+}
+
+TEST_CASE("model retest: a part whose pairs alone its host held back is neither counted nor cleared") {
+  const double half = std::log(0.5);
+  const stats::pair_classes classes(6, three_by_two);
+  const stats::model_settings s{.alpha = 1e-3, .slow_pct = 90};
+  const auto plan = stats::plan_model_retest(mesh({0, 0, half, half, 0, 0}, 0.02, 71), three_by_two, {}, classes, s);
+  const auto a = alone(plan, {0, 0, half, half, 0, 0}, 0.05, 72);
+  const auto node1 = [](const std::vector<stats::lasting_effect>& parts) {
+    return std::ranges::find_if(parts, [](const stats::lasting_effect& l) {
+      return l.part.kind == stats::outlier_kind::node && l.part.node == 1 && l.part.sends;
+    });
+  };
+  const auto free = stats::judge_model_retest(plan, a, classes, s, 1.0);
+  REQUIRE(node1(free) != free.end());
+  CHECK(node1(free)->counted);
+  // the same pairs alone, all but two of node 1's held back by their host
+  const auto& side = plan.sides[static_cast<std::size_t>(node1(free) - free.begin())];  // parallel to the parts
+  REQUIRE(side.size() >= 6);
+  const stats::pair_list held(side.begin() + 2, side.end());
+  const auto judged = stats::judge_model_retest(plan, a, classes, s, 1.0, held);
+  CHECK(node1(judged)->held_back);
+  CHECK(node1(judged)->held == held.size());
+  CHECK_FALSE(node1(judged)->counted);
+  CHECK_FALSE(node1(judged)->cleared);
+}
+
+TEST_CASE("model retest: the ranks the run named are retested, whatever the run read of them") {
+  const stats::pair_classes classes(6, three_by_two);
+  const stats::model_settings s{.alpha = 1e-3, .slow_pct = 90};
+  const auto m = mesh({0, 0, 0, 0, 0, 0}, 0.01, 81);
+  const auto plain = stats::plan_model_retest(m, three_by_two, {}, classes, s);
+  const std::vector<std::uint32_t> named{4};
+  const auto flagged = stats::plan_model_retest(m, three_by_two, {}, classes, s, 8, 8, named);
+  const auto holds4 = [&](const stats::model_retest_plan& p) {
+    return std::ranges::any_of(p.screened, [&](std::size_t i) { return p.parts[i].member[4] == 1; });
+  };
+  CHECK_FALSE(holds4(plain));
+  CHECK(holds4(flagged));
+}
+
+TEST_CASE("model retest: a path is the uplinks a pair crosses and which way, not how many") {
+  // six nodes of one rank under three leaves (two each): 0,1 | 2,3 | 4,5
+  const std::vector<std::int32_t> nodes{0, 1, 2, 3, 4, 5};
+  std::vector<stats::switch_group> leaves;
+  for (std::int32_t l = 0; l < 3; ++l) {
+    stats::switch_group g{l, std::vector<std::uint8_t>(6, 0)};
+    g.members[2 * l] = g.members[2 * l + 1] = 1;
+    leaves.push_back(g);
+  }
+  const stats::pair_classes classes(6, nodes, leaves);
+  CHECK(classes(0, 2) == classes(2, 4));            // both cross two uplinks
+  CHECK(classes.path(0, 2) != classes.path(2, 4));  // not the same two
+  CHECK(classes.path(0, 2) != classes.path(2, 0));  // nor the same way
+  CHECK(classes.path(0, 2) == classes.path(1, 3));  // leaf 0 up, leaf 1 down, from either rank
+  CHECK(classes.path(0, 1) == classes.path(4, 5));  // within a leaf: no uplink
 }

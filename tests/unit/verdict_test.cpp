@@ -757,3 +757,126 @@ TEST_CASE("a node whose pairs alone read fine or held back by their host is unde
     CHECK(find(v, outlier_kind::node)->undecided);
   }
 }
+
+// ---- --retest --false-alarm: the model's parts decide the runs' ranks, NICs and nodes
+
+namespace {
+
+const std::vector<std::int32_t> three_nodes{0, 0, 1, 1, 2, 2};
+
+// A part the model measured alone: `kind` over the ranks in `members`, its sends (or receives),
+// alone at `pct` % of the controls with an interval of +-10 %, counted, cleared or neither.
+lasting_effect part(outlier_kind kind, std::int32_t node, std::int32_t rank, std::vector<std::uint32_t> members,
+                    bool sends, double pct, bool counted, bool cleared) {
+  model_cause c{kind, node, rank, -1, sends, std::log(pct / 100), 1e-3, std::vector<std::uint8_t>(6, 0)};
+  for (auto r : members) c.member[r] = 1;
+  lasting_effect l{c};
+  l.effect = std::log(pct / 100);
+  l.lo = std::log(0.9 * pct / 100);
+  l.hi = std::log(1.1 * pct / 100);
+  l.pairs = 8;
+  l.p_slow = counted ? 1e-6 : 0.3;
+  l.counted = counted;
+  l.cleared = cleared;
+  return l;
+}
+
+judged_run retested(const outlier_report* report, std::vector<lasting_effect> parts) {
+  judged_run r{0, "mesh 4 KiB", report, true, {}};
+  r.parts = std::move(parts);
+  r.retested = true;
+  r.alpha = 1e-3;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("--false-alarm: a named node counts only where its sends alone are counted, with their figures") {
+  outlier_report named;
+  named.found = {node2()};  // node 1's sends at 30 % in the one run
+  SUBCASE("counted alone") {
+    const std::vector<judged_run> runs{
+        retested(&named, {part(outlier_kind::node, 1, -1, {2, 3}, true, 40, true, false)})};
+    const auto v = fold(runs, three_nodes);
+    CHECK(v.status == health::degraded);
+    REQUIRE(find(v, outlier_kind::node) != nullptr);
+    CHECK(find(v, outlier_kind::node)->counted);
+    CHECK(find(v, outlier_kind::node)->alone_pct == doctest::Approx(40));
+    CHECK(v.parts_retested == 1);
+    CHECK(v.false_alarm == doctest::Approx(1e-3));
+  }
+  SUBCASE("cleared alone: healthy, whatever the run read") {
+    const std::vector<judged_run> runs{
+        retested(&named, {part(outlier_kind::node, 1, -1, {2, 3}, true, 99, false, true)})};
+    const auto v = fold(runs, three_nodes);
+    CHECK(v.status == health::healthy);
+    CHECK(find(v, outlier_kind::node)->cleared);
+    CHECK_FALSE(find(v, outlier_kind::node)->counted);
+  }
+  SUBCASE("neither: undecided, nothing drained") {
+    const std::vector<judged_run> runs{
+        retested(&named, {part(outlier_kind::node, 1, -1, {2, 3}, true, 85, false, false)})};
+    const auto v = fold(runs, three_nodes);
+    CHECK(v.status == health::healthy);
+    CHECK(find(v, outlier_kind::node)->undecided);
+  }
+  SUBCASE("its receives counted, its sends named: the sends' word decides the named cause") {
+    const std::vector<judged_run> runs{
+        retested(&named, {part(outlier_kind::node, 1, -1, {2, 3}, true, 99, false, true),
+                          part(outlier_kind::node, 1, -1, {2, 3}, false, 40, true, false)})};
+    const auto v = fold(runs, three_nodes);
+    CHECK(v.status == health::degraded);
+    // the named sends cleared; the receives, which no run named, counted on the retest's evidence
+    int counted = 0;
+    for (const auto& c : v.causes) {
+      if (c.kind != outlier_kind::node || c.node != 1) continue;
+      if (c.basis == outlier_basis::noise) CHECK(c.cleared);
+      if (c.basis == outlier_basis::retest) {
+        CHECK(c.counted);
+        CHECK(std::isnan(c.send_lo));
+        CHECK(c.recv_lo == doctest::Approx(40));
+        ++counted;
+      }
+    }
+    CHECK(counted == 1);
+  }
+}
+
+TEST_CASE(
+    "--false-alarm: a part no run named counts alone (basis retest); a rank inside a counted node is its node's") {
+  outlier_report clean;
+  auto l = part(outlier_kind::rank, 2, 4, {4}, true, 30, true, false);
+  auto v = fold(std::vector<judged_run>{retested(&clean, {l})}, three_nodes);
+  REQUIRE(find(v, outlier_kind::rank) != nullptr);
+  CHECK(find(v, outlier_kind::rank)->counted);
+  CHECK(find(v, outlier_kind::rank)->basis == outlier_basis::retest);
+  CHECK(v.status == health::degraded);
+  // named by the run as rank 2, but the model counted its node (rank 2 within it)
+  outlier_report rank2;
+  rank2.found = {{outlier_kind::rank, outlier_basis::noise, 1, 2, -1, 30, NAN, 4, 0}};
+  auto inner = part(outlier_kind::rank, 1, 2, {2}, true, 30, true, false);
+  inner.within = true;
+  v = fold(std::vector<judged_run>{retested(&rank2,
+                                            {inner, part(outlier_kind::node, 1, -1, {2, 3}, true, 35, true, false)})},
+           three_nodes);
+  REQUIRE(find(v, outlier_kind::rank) != nullptr);
+  CHECK(find(v, outlier_kind::rank)->within);
+  CHECK_FALSE(find(v, outlier_kind::rank)->counted);
+  REQUIRE(find(v, outlier_kind::node) != nullptr);
+  CHECK(find(v, outlier_kind::node)->counted);
+}
+
+TEST_CASE("--false-alarm: a named node the retest could not measure, or held back by its host, is undecided") {
+  outlier_report named;
+  named.found = {node2()};
+  auto v = fold(std::vector<judged_run>{retested(&named, {})}, three_nodes);
+  CHECK(find(v, outlier_kind::node)->undecided);
+  CHECK(v.status == health::healthy);
+  auto held = part(outlier_kind::node, 1, -1, {2, 3}, true, 40, false, false);
+  held.held_back = true;
+  auto run = retested(&named, {held});
+  run.alone = {starved(2, 0), starved(3, 4)};
+  v = fold(std::vector<judged_run>{run}, three_nodes);
+  CHECK(find(v, outlier_kind::node)->undecided);
+  CHECK(find(v, outlier_kind::node)->held_cpu == doctest::Approx(0.38));
+}

@@ -15,6 +15,7 @@
 #include "rdmamesh/stats/histogram.hpp"
 #include "rdmamesh/stats/latency.hpp"
 #include "rdmamesh/stats/matrix.hpp"
+#include "rdmamesh/stats/model_retest.hpp"
 #include "rdmamesh/stats/retest.hpp"
 
 namespace rdmamesh::app {
@@ -42,7 +43,8 @@ struct retest_of {
   std::int32_t index = -1;
   const stats::retest_plan* plan = nullptr;
   const stats::square<double>* before = nullptr;
-  double seconds = 0;  // each round's measured seconds (retest_slow_pairs sizes them)
+  double seconds = 0;                               // each round's measured seconds (retest_slow_pairs sizes them)
+  const stats::model_retest_plan* model = nullptr;  // rank 0: the parts the model judges from it
 };
 
 // Collective. Rank 0 gets the run's record; the other ranks an empty one. `base` names the

@@ -10,7 +10,7 @@
 
 namespace rdmamesh::io {
 
-enum class group_kind { ranks, run, outliers, retest, sweep, scaling };
+enum class group_kind { ranks, run, outliers, retest, retest_parts, sweep, scaling };
 
 struct annotation {
   std::string_view units;              // empty: the table has no entry (a unit test keeps it complete)

@@ -66,6 +66,10 @@ std::string format_setup(const stats::setup_summary& s, const stats::resource_pe
 // rank 2 (n3, rxe0) -> rank 0 (n1, rxe0) alone at 31 % of 4 control pairs: still slow alone
 // (its link or NIC)`. Empty for other runs.
 std::vector<std::string> retest_lines(const run_record& r, std::span<const fabric::rank_info> ranks);
+// One line per part the model measured alone: its pairs alone against the controls, its interval,
+// its p at --slow, and what the model decided (counted, cleared, undecided).
+std::vector<std::string> retest_part_lines(const run_record& r, std::span<const fabric::rank_info> ranks,
+                                           double slow_pct);
 
 // One rank's placement: host, local rank, core, CPUs, who bound it, NUMA node (and device).
 std::string format_placement(std::size_t rank, const fabric::rank_info& r, bool with_device);

@@ -67,6 +67,7 @@ class results_file {
 
  private:
   void write_retest(hid_t run_group, const options& o, const run_record& run);
+  void write_retest_parts(hid_t retest_group, const run_record& run);
   void write_outliers(hid_t run_group, const options& o, const run_record& run);
 
   std::string path_;

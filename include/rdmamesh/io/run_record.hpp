@@ -13,6 +13,7 @@
 #include "rdmamesh/stats/false_alarm.hpp"
 #include "rdmamesh/stats/histogram.hpp"
 #include "rdmamesh/stats/matrix.hpp"
+#include "rdmamesh/stats/model_retest.hpp"
 #include "rdmamesh/stats/outliers.hpp"
 #include "rdmamesh/stats/retest.hpp"
 
@@ -52,7 +53,9 @@ struct run_record {
   double round_s = 0;  // a retest's measured seconds a round, sized from its controls (0: the options')
   std::vector<stats::retest_verdict> retest;
   std::size_t retest_controls = 0;
-  std::vector<double> retest_controls_pct;  // each control alone: control_pcts
+  std::vector<double> retest_controls_pct;          // each control alone: control_pcts
+  std::vector<stats::lasting_effect> retest_parts;  // the model's parts alone (judge_model_retest)
+  double retest_alpha = 0;                          // the false-alarm level they were counted at
 
   // mesh run, when a pairwise pattern (pairs or shift) ran at the same size: mesh / pairwise
   std::optional<stats::square<double>> contention;

@@ -1,6 +1,7 @@
 // The retest as the model's second look (issue 42): the parts a run shows below --slow go again,
 // their pairs alone beside control pairs, and each part's lasting effect is what its pairs alone
-// fall short of the controls of their class, the same additive model as the run's (a class
+// fall short of the controls of their path (pair_classes::path: the class, and which uplinks the
+// pair crosses which way), the same additive model as the run's (a class
 // offset, the part's effect, noise), fit to fresh data.
 //
 // The run chooses what to retest; the retest alone decides. A run's effects hold passing
@@ -32,16 +33,19 @@ struct model_retest_plan {
   std::vector<std::size_t> screened;  // of those, the ones below --slow in the run (or with a rank that is): retested
   std::vector<pair_list>
       sides;              // parallel to screened: each part's pairs, in turn from each of its ranks, slowest first
-  pair_list controls;     // for each screened part, per class, pairs that do not touch it, nearest the median
+  pair_list controls;     // for each screened part, per path, pairs that do not touch it, nearest the median
   pair_list all() const;  // every pair the retest measures, once
 };
 
 // The retest of a run judged by the model: up to `per_side` of each screened part's pairs, and for
-// each, up to `controls` pairs of each of their classes that do not touch it (clear of the other
+// each, up to `controls` pairs of each of their paths that do not touch it (clear of the other
 // screened parts first).
+// `flagged`: ranks the run's finder named (its rank, NIC and node causes): every part holding one
+// is screened too, so that the retest decides what the run named.
 model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::int32_t> node_of,
                                     std::span<const std::int32_t> rail_of, const pair_classes& classes,
-                                    const model_settings& s, std::size_t per_side = 8, std::size_t controls = 8);
+                                    const model_settings& s, std::size_t per_side = 8, std::size_t controls = 8,
+                                    std::span<const std::uint32_t> flagged = {});
 
 struct lasting_effect {
   model_cause part;                         // as the run read it (effect, p: the run's)
@@ -52,15 +56,35 @@ struct lasting_effect {
   bool counted = false;                     // Holm over the parts retested, at alpha
   bool cleared = false;                     // its interval above --slow
   bool within = false;                      // counted, inside a counted larger part that stands for it
-  bool narrowed = false;  // counted, but a counted part inside it stands for it: its other parts are fine
+  bool narrowed = false;   // counted, but a counted part inside it stands for it: its other parts are fine
+  std::size_t held = 0;    // of its pairs, those its host held back alone (left out)
+  bool held_back = false;  // most of its pairs were: alone it measured its host, not its network (undecided)
+  bool stands() const { return counted && !within && !narrowed; }  // a cause of the verdict
 };
 
 // Every screened part's lasting effect from `alone` (bytes/s of the planned pairs; a pair that
 // moved nothing reads `floor_bps`, half a message in the round), counted, cleared or undecided.
 // A counted part holding counted parts stands for them (`within`) unless its other parts are
 // fine (not below --slow in the run, or cleared alone): then the parts inside stand (`narrowed`).
+// `held`: pairs alone that their host held back (judge_retest's `starved`): a part's are left out,
+// and a part most of whose pairs were is `held_back`, neither counted nor cleared.
 std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, const square<double>& alone,
-                                               const pair_classes& classes, const model_settings& s, double floor_bps);
+                                               const pair_classes& classes, const model_settings& s, double floor_bps,
+                                               std::span<const std::pair<std::uint32_t, std::uint32_t>> held = {});
+
+// The retest rdmamesh runs after a run (--retest, and the simulator's): today's pairs
+// (plan_job_retest: the slow and named pairs, each judged alone by judge_retest, the links' and
+// uplinks' evidence) and, where `s.alpha` > 0 (--false-alarm), the model's parts
+// (plan_model_retest, every part holding a rank the finder named in `found` screened too), each
+// pair measured once: `pairs` holds them all.
+struct full_retest {
+  retest_plan pairs;
+  model_retest_plan model;
+};
+full_retest plan_full_retest(const run_matrices& m, const pair_classes& classes, const model_settings& s,
+                             std::span<const outlier> found, std::span<const std::int32_t> node_of,
+                             std::span<const std::int32_t> rail_of, std::span<const nic_group> nics, bool met_few,
+                             std::span<const switch_group> uplinks = {});
 
 // The t quantile: the t for which P(T > t) = p, `dof` degrees of freedom.
 double t_quantile(double p, double dof);

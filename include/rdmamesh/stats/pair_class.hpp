@@ -20,6 +20,11 @@ class pair_classes {
   pair_classes(std::uint32_t n, std::span<const std::int32_t> node_of, std::span<const switch_group> uplinks = {},
                std::span<const nic_group> nics = {});
   int operator()(std::uint32_t a, std::uint32_t b) const;
+  // Finer: which uplinks the pair crosses and which way (up out of a's subtree, or down into
+  // b's), beside the class. Pairs of one path meet the same switches' ports the same way: the
+  // model's retest compares a part's pairs alone only with controls of their path, so that a
+  // node under a slow uplink is not read slow against pairs that do not cross it.
+  int path(std::uint32_t a, std::uint32_t b) const;
   static constexpr int rails_key = 16;  // above any count of uplinks
   static bool across(int cls) { return cls % rails_key != 0; }
 

@@ -1,4 +1,9 @@
 // The job's verdict: every run's causes folded into one list, each with the runs that named it.
+// With --retest, the model decides a run's rank, NIC and node causes (stats/model_retest.hpp):
+// the parts the run showed slow or named are measured alone, and a part counts where Holm's test
+// over every part retested rejects "at least --slow % alone" at the job's false-alarm level; a
+// named part cleared or undecided alone counts not, whatever the runs' majority; a part no run
+// named counts on that evidence (basis retest). The rules below hold where nothing was retested.
 // A cause counts (and is acted on: its node drained by the health job) when it was named in more
 // than half of the bandwidth runs that were judged, or when a retest confirmed it; one named
 // less often is listed as seen, not acted on. A rank or node no run named counts too when the
@@ -17,6 +22,7 @@
 
 #include "rdmamesh/stats/config.hpp"
 #include "rdmamesh/stats/false_alarm.hpp"
+#include "rdmamesh/stats/model_retest.hpp"
 #include "rdmamesh/stats/outliers.hpp"
 #include "rdmamesh/stats/retest.hpp"
 #include "rdmamesh/stats/why.hpp"
@@ -39,6 +45,11 @@ struct judged_run {
   false_alarms stated{};  // its stated false-alarm level (nothing drawn: none)
   // --retest: its controls alone, each as % of the others of its class (control_pcts)
   std::vector<double> controls_pct;
+  // --retest: the parts (ranks', NICs' and nodes' sides) the model measured alone, judged at
+  // `alpha` (judge_model_retest); where a run has them, they decide its rank, NIC and node causes
+  std::vector<lasting_effect> parts;
+  bool retested = false;
+  double alpha = 0;
 };
 
 struct folded_cause {
@@ -64,6 +75,13 @@ struct folded_cause {
   // and their controls'; NaN where not so (explain: a host cause; `undecided`)
   double held_cpu = std::numeric_limits<double>::quiet_NaN();
   double held_controls_cpu = std::numeric_limits<double>::quiet_NaN();
+  // the model's retest of it (a rank, NIC or node): its pairs alone as % of the controls alone,
+  // the 95 % interval, and the chance of reading that slow were it at --slow % (NaN: not retested)
+  double alone_pct = std::numeric_limits<double>::quiet_NaN();
+  double alone_lo = std::numeric_limits<double>::quiet_NaN();
+  double alone_hi = std::numeric_limits<double>::quiet_NaN();
+  double alone_p = std::numeric_limits<double>::quiet_NaN();
+  std::uint32_t alone_pairs = 0;
 };
 
 struct job_verdict {
@@ -76,6 +94,10 @@ struct job_verdict {
   // a cause named in one run (before any retest)
   false_alarms stated{};
   std::int32_t stated_run = -1;
+  // the model's retest: the parts it measured alone, and the false-alarm level they were counted
+  // at (the chance of counting any healthy part in the job; 0: no retest)
+  std::size_t parts_retested = 0;
+  double false_alarm = 0;
 };
 
 // The NICs' configuration joins the runs' verdict: each finding a counted cause, the job
