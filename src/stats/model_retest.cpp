@@ -271,8 +271,8 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
 namespace {
 
 // The ranks of the finder's rank, NIC and node causes.
-std::vector<std::uint32_t> named_ranks(std::span<const outlier> found, std::span<const std::int32_t> node_of,
-                                       std::span<const nic_group> nics) {
+std::vector<std::uint32_t> ranks_named_by(std::span<const outlier> found, std::span<const std::int32_t> node_of,
+                                          std::span<const nic_group> nics) {
   std::vector<std::uint32_t> out;
   for (const auto& o : found) {
     for (std::uint32_t r = 0; r < node_of.size(); ++r) {
@@ -303,7 +303,7 @@ full_retest plan_full_retest(const run_matrices& m, const pair_classes& classes,
   full_retest out;
   out.pairs = plan_job_retest(m.tx_bw, m.flags, m.round, classes, s.slow_pct, found, node_of, nics, met_few, uplinks);
   if (!(s.alpha > 0)) return out;
-  const auto flagged = named_ranks(found, node_of, nics);
+  const auto flagged = ranks_named_by(found, node_of, nics);
   out.model = plan_model_retest(m, node_of, rail_of, classes, s, 8, 8, flagged);
   for (const auto& side : out.model.sides) add_pairs(out.pairs.slow, side);
   add_pairs(out.pairs.controls, out.model.controls);

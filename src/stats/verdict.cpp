@@ -725,7 +725,8 @@ bool decide_by_model(cause_map& by, std::span<const judged_run> runs, std::span<
   }
   if (!any) return false;
   std::set<const lasting_effect*> named;
-  for (auto& [k, c] : by) {
+  for (auto& entry : by) {
+    folded_cause& c = entry.second;  // a name, not a binding: the lambdas below capture it
     if (c.basis != outlier_basis::noise || !is_part_kind(c.kind)) continue;
     const auto retested_run = [&](const judged_run* r) { return std::ranges::find(c.runs, r->index) != c.runs.end(); };
     if (!std::ranges::any_of(runs, [&](const judged_run& r) { return r.retested && retested_run(&r); })) continue;
@@ -807,7 +808,8 @@ bool decide_by_model(cause_map& by, std::span<const judged_run> runs, std::span<
 // way, so an uplink slow for all would have left them all alike).
 void narrow_uplinks_by_model(cause_map& by, std::span<const std::int32_t> node_of,
                              std::span<const switch_group> uplinks, std::span<const nic_group> nics) {
-  for (auto& [k, c] : by) {
+  for (auto& entry : by) {
+    folded_cause& c = entry.second;  // a name, not a binding: `under` captures it
     if (!c.counted || c.kind != outlier_kind::uplink || c.basis != outlier_basis::noise) continue;
     const auto u = std::ranges::find(uplinks, c.node, &switch_group::sw);
     if (u == uplinks.end() || u->members.size() != node_of.size()) continue;
