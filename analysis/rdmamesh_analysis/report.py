@@ -146,15 +146,26 @@ def build(res, outdir):
                                      f"{runs.get('judged', 0)} of {runs.get('bandwidth', 0)} "
                                      "bandwidth run(s) judged, no cause beyond their noise")
         lines.append(head)
+        if v.get("retest"):  # --false-alarm: the verdict model's retest, at its stated level
+            lines.append(f"retest: {v['retest']['parts_retested']} part(s) measured alone, each counted only below "
+                         f"--slow beyond chance at a false-alarm level of {v['retest']['false_alarm_pct']:g} %")
+
+        def alone(c):  # the model's evidence under a cause it judged (rdmamesh's "alone:")
+            a = c.get("alone")
+            return (f"; alone: {fmt(a['pct'])} % of the controls ({fmt(a['interval_pct'][0])}–"
+                    f"{fmt(a['interval_pct'][1])} %), {a['pairs']} pair(s), p {a['p_slow']:.2g}") if a else ""
+
         # each counted cause with its category and the evidence behind it (rdmamesh's "why:")
-        lines += [c["text"] + (f" — {c['category']}: {c['evidence']['text']}"
-                               if c.get("category", "unknown") != "unknown" and c.get("evidence") else "")
+        lines += [c["text"] + alone(c) + (f" — {c['category']}: {c['evidence']['text']}"
+                                          if c.get("category", "unknown") != "unknown" and c.get("evidence") else "")
                   for c in counted]
         lines += [("seen, cleared by the retest (fine alone): " if c.get("cleared") else
                    ("seen, narrowed by the retest to the node(s) under it slow alone (the others fine alone): "
                     if c["kind"] == "uplink" else
                     "seen, narrowed by the retest to its NIC (the others fine alone): ") if c.get("narrowed") else
-                   "seen, not counted: ") + c["text"] for c in causes if not c.get("counted")]
+                   "seen, part of its node's counted cause: " if c.get("within") else
+                   "seen, undecided by the retest: " if c.get("undecided") else
+                   "seen, not counted: ") + c["text"] + alone(c) for c in causes if not c.get("counted")]
         lines += [f"drain {d['node']}: {d['reason']}" for d in v.get("drain", [])]
         verdict = counted
     else:
