@@ -1,9 +1,10 @@
 // The job's verdict: every run's causes folded into one list, each with the runs that named it.
-// With --retest, the model decides a run's rank, NIC and node causes (stats/model_retest.hpp):
+// With --retest --false-alarm, the model decides a run's rank, NIC and node causes (stats/model_retest.hpp):
 // the parts the run showed slow or named are measured alone, and a part counts where Holm's test
 // over every part retested rejects "at least --slow % alone" at the job's false-alarm level; a
 // named part cleared or undecided alone counts not, whatever the runs' majority; a part no run
-// named counts on that evidence (basis retest). The rules below hold where nothing was retested.
+// named counts on that evidence (basis retest). The rules below hold where the model retested
+// nothing, and for links, uplinks and failed pairs always.
 // A cause counts (and is acted on: its node drained by the health job) when it was named in more
 // than half of the bandwidth runs that were judged, or when a retest confirmed it; one named
 // less often is listed as seen, not acted on. A rank or node no run named counts too when the
