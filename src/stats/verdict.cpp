@@ -707,6 +707,47 @@ void fill_held(folded_cause& c, const judged_run& run, const std::vector<std::ui
   c.held_controls_cpu = median_of(controls);
 }
 
+// The parts that stand and that no run named: causes of their own, basis retest, with their
+// pairs alone as the pairs' own lines read them.
+void add_counted_alone(cause_map& by, std::span<const retested_part> parts,
+                       const std::set<const lasting_effect*>& named) {
+  for (const auto& [l, run] : parts) {
+    if (!l->stands() || named.contains(l)) continue;
+    const auto& part = l->part;
+    folded_cause c{part.kind,
+                   outlier_basis::retest,
+                   part.node,
+                   part.kind == outlier_kind::rank ? part.rank : -1,
+                   part.kind == outlier_kind::nic ? part.rail : -1,
+                   {},
+                   {},
+                   nan,
+                   nan,
+                   nan,
+                   nan,
+                   0,
+                   0,
+                   true};
+    add_run(c, run->index, run->label);
+    const double pct = 100 * std::exp(l->effect);
+    (part.sends ? c.send_lo : c.recv_lo) = pct;
+    (part.sends ? c.send_hi : c.recv_hi) = pct;
+    for (const auto& a : run->alone) {  // its pairs alone as the pairs' own lines read them
+      const auto end = part.sends ? a.src : a.dst;
+      if (end >= part.member.size() || !part.member[end] || part.member[part.sends ? a.dst : a.src]) continue;
+      c.pairs += a.still_slow ? 1 : 0;
+      c.fine += a.fine ? 1 : 0;
+    }
+    fill_alone(c, *l);
+    const auto [it, fresh] = by.try_emplace(key_of(c), c);
+    if (!fresh) {  // its other side, or another run's retest of it
+      widen(pct, part.sends ? it->second.send_lo : it->second.recv_lo,
+            part.sends ? it->second.send_hi : it->second.recv_hi);
+      it->second.counted = true;
+    }
+  }
+}
+
 // A run-named rank, NIC or node takes its parts' word (each side it was named for): counted where
 // one stands, `within` or `narrowed` where the model let a larger or smaller part stand for it,
 // cleared where every one was cleared, undecided otherwise (held back by its host, or its interval
@@ -765,41 +806,7 @@ bool decide_by_model(cause_map& by, std::span<const judged_run> runs, std::span<
         if (p.l->held_back) fill_held(c, *p.run, member, p.l->part.sends);
     }
   }
-  for (const auto& [l, run] : parts) {
-    if (!l->stands() || named.contains(l)) continue;
-    const auto& part = l->part;
-    folded_cause c{part.kind,
-                   outlier_basis::retest,
-                   part.node,
-                   part.kind == outlier_kind::rank ? part.rank : -1,
-                   part.kind == outlier_kind::nic ? part.rail : -1,
-                   {},
-                   {},
-                   nan,
-                   nan,
-                   nan,
-                   nan,
-                   0,
-                   0,
-                   true};
-    add_run(c, run->index, run->label);
-    const double pct = 100 * std::exp(l->effect);
-    (part.sends ? c.send_lo : c.recv_lo) = pct;
-    (part.sends ? c.send_hi : c.recv_hi) = pct;
-    for (const auto& a : run->alone) {  // its pairs alone as the pairs' own lines read them
-      const auto end = part.sends ? a.src : a.dst;
-      if (end >= part.member.size() || !part.member[end] || part.member[part.sends ? a.dst : a.src]) continue;
-      c.pairs += a.still_slow ? 1 : 0;
-      c.fine += a.fine ? 1 : 0;
-    }
-    fill_alone(c, *l);
-    const auto [it, fresh] = by.try_emplace(key_of(c), c);
-    if (!fresh) {  // its other side, or another run's retest of it
-      widen(pct, part.sends ? it->second.send_lo : it->second.recv_lo,
-            part.sends ? it->second.send_hi : it->second.recv_hi);
-      it->second.counted = true;
-    }
-  }
+  add_counted_alone(by, parts, named);
   return true;
 }
 
