@@ -105,18 +105,6 @@ double healthy_scale(const std::vector<double>& e, const std::vector<std::uint32
   return 1.4826 * median_of(std::move(v));
 }
 
-// The ranks of named ranks, nodes and NICs.
-std::vector<std::uint8_t> named_ranks(const outlier_report& judged, std::span<const std::int32_t> node_of,
-                                      std::span<const nic_group> nics, std::uint32_t n) {
-  std::vector<std::uint8_t> out(n, 0);
-  for (const auto& o : judged.found) {
-    if (o.kind != outlier_kind::rank && o.kind != outlier_kind::node && o.kind != outlier_kind::nic) continue;
-    // a rank is its own pairs' both ends: one of them, the named cause's
-    for (std::uint32_t r = 0; r < n; ++r) out[r] |= of_a_cause(o, r, r, node_of, {}, nics);
-  }
-  return out;
-}
-
 // The t scale of the effects behind a robust scale measured from k pairs a rank: less what the
 // pairs' own noise adds to each estimated effect (its mean over k residuals)
 double effect_scale(double robust, double noise, double k) {
@@ -125,6 +113,17 @@ double effect_scale(double robust, double noise, double k) {
 }
 
 }  // namespace
+
+std::vector<std::uint8_t> named_ranks(std::span<const outlier> found, std::span<const std::int32_t> node_of,
+                                      std::span<const nic_group> nics, std::uint32_t n) {
+  std::vector<std::uint8_t> out(n, 0);
+  for (const auto& o : found) {
+    if (o.kind != outlier_kind::rank && o.kind != outlier_kind::node && o.kind != outlier_kind::nic) continue;
+    // a rank is its own pairs' both ends: one of them, the named cause's
+    for (std::uint32_t r = 0; r < n; ++r) out[r] |= of_a_cause(o, r, r, node_of, {}, nics);
+  }
+  return out;
+}
 
 draw_model model_for_draws(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
                            const finder_settings& s, std::span<const switch_group> uplinks,
@@ -143,7 +142,7 @@ draw_model model_for_draws(const run_matrices& m, std::uint64_t msg_size, std::s
       if (c > 0) k.push_back(c);
     return median_of(std::move(k));
   };
-  const auto named = named_ranks(judged, node_of, nics, n);
+  const auto named = named_ranks(judged.found, node_of, nics, n);
   out.send_t = effect_scale(healthy_scale(fit.send, fit.n_send, named, fit.send_scale), fit.noise, typical(fit.n_send));
   out.recv_t = effect_scale(healthy_scale(fit.recv, fit.n_recv, named, fit.recv_scale), fit.noise, typical(fit.n_recv));
   out.step = s.counted ? static_cast<double>(std::max<std::uint64_t>(judged.quantum, 1)) : 0;

@@ -1,6 +1,8 @@
 // The model's retest: what to measure alone, and each part's lasting effect from it (see the header).
 #include "rdmamesh/stats/model_retest.hpp"
 
+#include "rdmamesh/stats/false_alarm.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -77,7 +79,7 @@ pair_list model_retest_plan::all() const {
 model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::int32_t> node_of,
                                     std::span<const std::int32_t> rail_of, const pair_classes& classes,
                                     const model_settings& s, std::size_t per_side, std::size_t controls,
-                                    std::span<const std::uint32_t> flagged) {
+                                    std::span<const std::uint8_t> named) {
   model_retest_plan plan;
   plan.parts = model_parts(fit_effects(m, node_of), node_of, rail_of, s);
   const std::uint32_t n = m.tx_bw.n;
@@ -91,13 +93,10 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::
     if (p.kind != outlier_kind::rank) continue;
     (p.sends ? rank_send : rank_recv)[static_cast<std::size_t>(p.rank)] = p.effect;
   }
-  std::vector<std::uint8_t> named(n, 0);
-  for (auto r : flagged)
-    if (r < n) named[r] = 1;
   const auto screened = [&](const model_cause& p) {
     if (p.effect < slow) return true;
     for (std::uint32_t r = 0; r < n; ++r)
-      if (p.member[r] && named[r]) return true;
+      if (p.member[r] && r < named.size() && named[r]) return true;
     const auto& e = p.sends ? rank_send : rank_recv;
     for (std::uint32_t r = 0; r < n; ++r)
       if (p.member[r] && e[r] < slow) return true;
@@ -270,23 +269,6 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
 
 namespace {
 
-// The ranks of the finder's rank, NIC and node causes.
-std::vector<std::uint32_t> ranks_named_by(std::span<const outlier> found, std::span<const std::int32_t> node_of,
-                                          std::span<const nic_group> nics) {
-  std::vector<std::uint32_t> out;
-  for (const auto& o : found) {
-    for (std::uint32_t r = 0; r < node_of.size(); ++r) {
-      const bool nic = o.kind == outlier_kind::nic && std::ranges::any_of(nics, [&](const nic_group& g) {
-                         return g.node == o.node && g.rail == o.peer && r < g.members.size() && g.members[r];
-                       });
-      if ((o.kind == outlier_kind::rank && static_cast<std::int32_t>(r) == o.rank) ||
-          (o.kind == outlier_kind::node && node_of[r] == o.node) || nic)
-        out.push_back(r);
-    }
-  }
-  return out;
-}
-
 // The pairs of `more` not yet in `into`, added.
 void add_pairs(pair_list& into, const pair_list& more) {
   std::set<std::pair<std::uint32_t, std::uint32_t>> seen(into.begin(), into.end());
@@ -303,8 +285,7 @@ full_retest plan_full_retest(const run_matrices& m, const pair_classes& classes,
   full_retest out;
   out.pairs = plan_job_retest(m.tx_bw, m.flags, m.round, classes, s.slow_pct, found, node_of, nics, met_few, uplinks);
   if (!(s.alpha > 0)) return out;
-  const auto flagged = ranks_named_by(found, node_of, nics);
-  out.model = plan_model_retest(m, node_of, rail_of, classes, s, 8, 8, flagged);
+  out.model = plan_model_retest(m, node_of, rail_of, classes, s, 8, 8, named_ranks(found, node_of, nics, m.tx_bw.n));
   for (const auto& side : out.model.sides) add_pairs(out.pairs.slow, side);
   add_pairs(out.pairs.controls, out.model.controls);
   // a pair slow or named is judged as such (judge_retest), not as a control

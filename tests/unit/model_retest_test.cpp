@@ -155,7 +155,7 @@ TEST_CASE("model retest: the ranks the run named are retested, whatever the run 
   const stats::model_settings s{.alpha = 1e-3, .slow_pct = 90};
   const auto m = mesh({0, 0, 0, 0, 0, 0}, 0.01, 81);
   const auto plain = stats::plan_model_retest(m, three_by_two, {}, classes, s);
-  const std::vector<std::uint32_t> named{4};
+  const std::vector<std::uint8_t> named{0, 0, 0, 0, 1, 0};  // rank 4
   const auto flagged = stats::plan_model_retest(m, three_by_two, {}, classes, s, 8, 8, named);
   const auto holds4 = [&](const stats::model_retest_plan& p) {
     return std::ranges::any_of(p.screened, [&](std::size_t i) { return p.parts[i].member[4] == 1; });

@@ -60,6 +60,10 @@ struct draw_model {
 };
 
 // `judged`: the finder's report on this run (its count step).
+// By rank: whether it is in a rank, node or NIC cause of `found`.
+std::vector<std::uint8_t> named_ranks(std::span<const outlier> found, std::span<const std::int32_t> node_of,
+                                      std::span<const nic_group> nics, std::uint32_t n);
+
 draw_model model_for_draws(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
                            const finder_settings& s, std::span<const switch_group> uplinks,
                            std::span<const nic_group> nics, const outlier_report& judged);

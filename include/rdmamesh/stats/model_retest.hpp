@@ -40,12 +40,12 @@ struct model_retest_plan {
 // The retest of a run judged by the model: up to `per_side` of each screened part's pairs, and for
 // each, up to `controls` pairs of each of their paths that do not touch it (clear of the other
 // screened parts first).
-// `flagged`: ranks the run's finder named (its rank, NIC and node causes): every part holding one
-// is screened too, so that the retest decides what the run named.
+// `named`, by rank: in a rank, NIC or node cause the run's finder named (named_ranks): every part
+// holding one is screened too, so that the retest decides what the run named.
 model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::int32_t> node_of,
                                     std::span<const std::int32_t> rail_of, const pair_classes& classes,
                                     const model_settings& s, std::size_t per_side = 8, std::size_t controls = 8,
-                                    std::span<const std::uint32_t> flagged = {});
+                                    std::span<const std::uint8_t> named = {});
 
 struct lasting_effect {
   model_cause part;                         // as the run read it (effect, p: the run's)
