@@ -118,14 +118,13 @@ stats::job_verdict ledger::judge() const {
     std::string label = fmt::format("{} {}", to_string(r.pattern), format_size(r.size));
     if (r.active_per_node > 0) label += fmt::format(" at {}/node", r.active_per_node);
     const bool judged = r.outliers && stats::is_judged(*r.outliers);
-    runs.push_back({r.index, label, r.outliers ? &*r.outliers : nullptr, judged, {}, r.false_alarms, {}, {}, false, 0});
+    runs.push_back({r.index, label, r.outliers ? &*r.outliers : nullptr, judged, {}, r.false_alarms, {}, false, 0});
   }
   for (const auto& t : records_) {  // a retest's pairs alone: evidence about its run
     if (t.retest_of < 0) continue;
     for (auto& run : runs) {
       if (static_cast<std::int32_t>(run.index) == t.retest_of) {
         run.alone.insert(run.alone.end(), t.retest.begin(), t.retest.end());
-        run.controls_pct.insert(run.controls_pct.end(), t.retest_controls_pct.begin(), t.retest_controls_pct.end());
         run.parts.insert(run.parts.end(), t.retest_parts.begin(), t.retest_parts.end());
         run.retested = run.retested || t.retest_alpha > 0;  // the model judged its parts
         run.alpha = std::max(run.alpha, t.retest_alpha);

@@ -414,10 +414,10 @@ void add_output_flags(CLI::App& app, options& o, flag_text& t) {
       "pair of a rank, NIC or node the run named: still slow alone means the link or NIC, fine alone means "
       "contention, undecided (between the two bounds) leaves the run's reading standing");
   app.add_option("--false-alarm", o.false_alarm_pct,
-                 "With --retest, the verdict model decides ranks, NICs and nodes (in trial; docs/verdict-model.md): "
+                 "With --retest, the verdict model decides ranks, NICs and nodes (docs/verdict-model.md): "
                  "every one the run shows below --slow or names is measured alone beside controls of the same path, "
                  "and counts only where Holm's test over them all finds it below --slow at this chance, in %, of "
-                 "counting any healthy one in the job (e.g. 0.1)")
+                 "counting any healthy one in the job (default 0.1)")
       ->option_text("PCT");
   app.add_option("--retest-duration", o.retest_duration_s,
                  "Measured seconds of each retest round (default: -D, at most 0.3 s: a pair alone has its ports "
@@ -485,6 +485,8 @@ void apply(const flag_text& t, options& o) {
   if (o.partners == 0) throw usage_error("--partners must be at least 1, e.g. --partners 8");
   if (t.rx_depth->count() && o.rx_depth == 0) throw usage_error("--rx-depth must be at least 1, e.g. -r 512");
   validate(o);
+  // the retest is judged by the verdict model, at its stated level unless the user sets one
+  if (o.retest && o.false_alarm_pct == 0) o.false_alarm_pct = default_false_alarm_pct;
 }
 
 }  // namespace

@@ -143,7 +143,8 @@ int main(int argc, char** argv) {
   sim_cmd
       ->add_option("--false-alarm", false_alarm_pct,
                    "With --retest, as rdmamesh --retest --false-alarm PCT: the verdict model decides ranks, NICs and "
-                   "nodes from their pairs alone, at this chance (%) of counting any healthy one in a job")
+                   "nodes from their pairs alone, at this chance (%) of counting any healthy one in a job (0: "
+                   "rdmamesh's default, 0.1)")
       ->check(CLI::Range(0.0, 99.0));
   CLI11_PARSE(app, argc, argv);
   f.pattern = pattern == "spread" ? pattern_kind::spread : pattern_kind::mesh;

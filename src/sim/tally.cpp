@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "rdmamesh/cli/options.hpp"
 #include "rdmamesh/stats/model.hpp"
 #include "rdmamesh/stats/model_retest.hpp"
 #include "rdmamesh/stats/pair_class.hpp"
@@ -108,7 +109,7 @@ judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std
   const stats::finder_settings s{.slow_pct = slow_pct, .counted = counted, .max_quantum = cq_mod, .min_pair_s = 0.1};
   judged j;
   j.report = stats::find_outliers(m, size, node_of, s, uplinks, nics);
-  stats::judged_run run{0, "mesh", &j.report, stats::is_judged(j.report), {}, {}, {}, {}, false, 0};
+  stats::judged_run run{0, "mesh", &j.report, stats::is_judged(j.report), {}, {}, {}, false, 0};
   if (retest != nullptr) {  // as app/retest.cpp plans it and app/assemble.cpp judges it
     const auto n = static_cast<std::uint32_t>(node_of.size());
     const stats::pair_classes classes(n, node_of, uplinks, nics);
@@ -121,13 +122,10 @@ judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std
       j.alone = all.size();
       const auto alone = retest->alone(all);
       run.alone = stats::judge_retest(plan.pairs, m.tx_bw, alone, slow_pct, classes);
-      run.controls_pct = stats::control_pcts(plan.pairs, alone, classes);
       // a pair that moved nothing alone reads half a message over the simulated second
-      if (ms.alpha > 0) {
-        run.parts = stats::judge_model_retest(plan.model, alone, classes, ms, static_cast<double>(size) / 2);
-        run.retested = true;
-        run.alpha = ms.alpha;
-      }
+      run.parts = stats::judge_model_retest(plan.model, alone, classes, ms, static_cast<double>(size) / 2);
+      run.retested = true;
+      run.alpha = ms.alpha;
     }
   }
   j.verdict = stats::fold(std::span(&run, 1), node_of, uplinks, nics);
@@ -183,7 +181,7 @@ tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std
     const std::uint64_t alone_seed = g();  // the run's draws stay the same whatever its retest plans
     const retest_source alone{
         [&](const stats::pair_list& pairs) { return generate_alone(r, nm, x, pairs, alone_seed); },
-        f.pattern == pattern_kind::spread, false_alarm};
+        f.pattern == pattern_kind::spread, false_alarm > 0 ? false_alarm : default_false_alarm_pct / 100};
     const auto t0 = std::chrono::steady_clock::now();
     auto v = model_alpha > 0 ? judge_by_model(r, model_alpha, retest ? &alone : nullptr)
                              : judge(r.m, 4096, true, 1, r.node_of, r.rail_of, 90, r.leaf_of, stated_draws,

@@ -54,6 +54,30 @@ pair_list spread_over_members(pair_list side, const run_matrices& m, bool sends,
   return out;
 }
 
+// A part the run met few partners of (--pattern spread) also meets fresh ones alone, up to
+// `most` pairs: on other nodes, unnamed ones first, taken in turn from each of its ranks. A rank
+// slow only toward the partners it met is then read by its other pairs, not by those two.
+void add_fresh(pair_list& side, const model_cause& p, const run_matrices& m, std::span<const std::int32_t> node_of,
+               std::span<const std::uint8_t> named, std::size_t most) {
+  const std::uint32_t n = m.tx_bw.n;
+  if (side.size() >= most) return;
+  std::set<std::pair<std::uint32_t, std::uint32_t>> have(side.begin(), side.end());
+  std::vector<pair_list> by_member(2);  // [0]: toward unnamed partners, [1]: named ones
+  for (std::uint32_t k = 1; k < n; ++k) {
+    for (std::uint32_t r = 0; r < n; ++r) {
+      const std::uint32_t o = (r + k) % n;
+      if (!p.member[r] || p.member[o] || (r < node_of.size() && o < node_of.size() && node_of[r] == node_of[o]))
+        continue;
+      const auto ab = p.sends ? std::pair{r, o} : std::pair{o, r};
+      if (std::isfinite(m.tx_bw.at(ab.first, ab.second)) || have.contains(ab)) continue;
+      by_member[o < named.size() && named[o] ? 1 : 0].push_back(ab);
+    }
+  }
+  for (const auto& fresh : by_member)
+    for (const auto& ab : fresh)
+      if (side.size() < most) side.push_back(ab);
+}
+
 }  // namespace
 
 double t_quantile(double p, double dof) {
@@ -102,9 +126,16 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::
       if (p.member[r] && e[r] < slow) return true;
     return false;
   };
+  // and every part inside a screened one: whether a node's slow rank or the node stands is then
+  // the retest's to say (its other ranks cleared alone), not the run's noisy reading of them
+  std::vector<std::uint8_t> take(plan.parts.size(), 0);
+  for (std::size_t i = 0; i < plan.parts.size(); ++i) take[i] = screened(plan.parts[i]) ? 1 : 0;
+  for (std::size_t i = 0; i < plan.parts.size(); ++i)
+    for (std::size_t o = 0; o < plan.parts.size() && !take[i]; ++o)
+      if (take[o] && screened(plan.parts[o]) && inside(plan.parts[i], plan.parts[o])) take[i] = 1;
   for (std::size_t i = 0; i < plan.parts.size(); ++i) {
     const auto& p = plan.parts[i];
-    if (!screened(p)) continue;
+    if (!take[i]) continue;
     pair_list side;  // its members' rows (sends) or columns (receives), not all N^2 pairs
     for (std::uint32_t r = 0; r < n; ++r) {
       if (!p.member[r]) continue;
@@ -114,6 +145,7 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::
       }
     }
     side = spread_over_members(std::move(side), m, p.sends, per_side);
+    add_fresh(side, p, m, node_of, named, per_side);
     if (side.empty()) continue;
     for (const auto& [a, b] : side) needed.insert(classes.path(a, b));
     for (std::uint32_t r = 0; r < n; ++r) touched[r] |= p.member[r];

@@ -110,6 +110,18 @@ TEST_CASE("bad input is rejected with the flag named") {
   check_rejected({"--retest", "--retest-duration", "-1"}, "--retest-duration must be a positive");
 }
 
+TEST_CASE("--retest is judged by the model at 0.1 % unless --false-alarm says; without a retest there is none") {
+  const auto plain = parse({"--retest"});
+  REQUIRE(plain.opts.has_value());
+  CHECK(plain.opts->false_alarm_pct == doctest::Approx(0.1));
+  const auto asked = parse({"--retest", "--false-alarm", "1"});
+  REQUIRE(asked.opts.has_value());
+  CHECK(asked.opts->false_alarm_pct == doctest::Approx(1.0));
+  const auto none = parse({});
+  REQUIRE(none.opts.has_value());
+  CHECK(none.opts->false_alarm_pct == 0);
+}
+
 TEST_CASE("a retest round lasts -D, at most 0.3 s, unless --retest-duration says; its warm-up at most 0.1 s") {
   const auto out = parse({"--retest", "-D", "2", "--warmup", "0.3"});
   REQUIRE(out.opts.has_value());

@@ -511,36 +511,42 @@ TEST_CASE("plan, spread: a named side also meets fresh partners, on other nodes 
 }
 
 TEST_CASE("spread: a rank slow only toward the partners it met is cleared by fresh partners alone") {
-  const spread6 s;
-  const stats::pair_classes classes(6, s.node_of);
-  const std::vector<stats::outlier> found{
-      {stats::outlier_kind::rank, stats::outlier_basis::noise, 0, 0, -1, 35, NAN, 2, 0}};
-  stats::outlier_report rep;
-  rep.found = found;
-  const auto named = stats::named_sides(found, s.node_of, {}, 6);
-  const auto verdict_with = [&](std::size_t fresh) {
-    const auto plan = stats::plan_retest(s.bw, s.flags, s.round, classes, 90, 12, 2, named, fresh);
+  const auto verdict_of = [](const spread6& s) {
+    const stats::pair_classes classes(6, s.node_of);
+    const std::vector<stats::outlier> found{
+        {stats::outlier_kind::rank, stats::outlier_basis::noise, 0, 0, -1, 35, NAN, 2, 0}};
+    stats::outlier_report rep;
+    rep.found = found;
+    stats::run_matrices m;
+    m.tx_bw = s.bw;
+    m.flags = s.flags;
+    m.round = s.round;
+    const stats::model_settings ms{.alpha = 1e-3, .slow_pct = 90};
+    const std::vector<std::int32_t> rail_of(6, 0);
+    const auto plan = stats::plan_full_retest(m, classes, ms, found, s.node_of, rail_of, {}, true);
     std::vector<stats::judged_run> runs{{0, "spread 4 KiB", &rep, true, {}}};
-    runs[0].alone = stats::judge_retest(plan, s.bw, s.alone, 90, classes);
-    return stats::fold(runs);
+    runs[0].alone = stats::judge_retest(plan.pairs, s.bw, s.alone, 90, classes);
+    runs[0].parts = stats::judge_model_retest(plan.model, s.alone, classes, ms, 1.0);
+    runs[0].retested = true;
+    runs[0].alpha = ms.alpha;
+    return stats::fold(runs, s.node_of);
   };
   const auto counted = [](const stats::job_verdict& v, std::int32_t rank) {
     return std::ranges::any_of(v.causes, [&](const auto& c) { return c.rank == rank && c.counted; });
   };
-  // the run's own pairs alone, both still slow: rank 0 counted, though only the two partners it
-  // met say so
-  CHECK(counted(verdict_with(0), 0));
-  // beside fresh partners, fine alone, most of its sends are fine: not counted, nothing is
-  const auto v = verdict_with(4);
+  // beside fresh partners, fine alone, most of its sends are fine: rank 0 is not counted
+  const auto v = verdict_of(spread6{});
   CHECK_FALSE(counted(v, 0));
   CHECK(v.status == stats::health::healthy);
-  // a rank slow toward every partner stays counted with fresh ones too
+  REQUIRE(v.causes.size() == 1);
+  CHECK(v.causes[0].cleared);
+  CHECK(v.causes[0].alone_pairs == 5);  // the two it met and three fresh partners
+  // a rank slow toward every partner is counted, fresh partners or not
   spread6 bad;
   for (std::uint32_t b = 1; b < 6; ++b) bad.alone.at(0, b) = 30;
-  const auto plan = stats::plan_retest(bad.bw, bad.flags, bad.round, classes, 90, 12, 2, named, 4);
-  std::vector<stats::judged_run> runs{{0, "spread 4 KiB", &rep, true, {}}};
-  runs[0].alone = stats::judge_retest(plan, bad.bw, bad.alone, 90, classes);
-  CHECK(counted(stats::fold(runs), 0));
+  const auto w = verdict_of(bad);
+  CHECK(w.status == stats::health::degraded);
+  CHECK(counted(w, 0));
 }
 
 TEST_CASE("verdict: a pair slow alone because its own host held it back is undecided, not its link's") {

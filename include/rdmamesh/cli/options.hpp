@@ -25,6 +25,10 @@ std::string_view to_string(bind_kind b);
 std::string_view to_string(connect_kind c);
 std::string_view to_string(rails_kind r);
 
+// --retest's false-alarm level, in %, when --false-alarm is not given: one healthy part counted
+// in a thousand jobs, what a site draining on the verdict can afford
+inline constexpr double default_false_alarm_pct = 0.1;
+
 // True when the receiver gets a completion per message, so it can count and verify.
 constexpr bool receiver_sees_messages(op_kind op) {
   return op == op_kind::write_imm || op == op_kind::send;
@@ -69,7 +73,7 @@ struct options {
   double retest_duration_s = 0;        // a retest round's measured seconds; 0: -D, at most 0.3 s
   double timeout_s = 30.0;             // silence after which a peer is named dead or hung
   double slow_pct = 90.0;              // below this % of its cohort's median (and the noise): slow
-  double false_alarm_pct = 0;          // --retest by the model: the chance of counting any healthy part (0: off)
+  double false_alarm_pct = 0;          // --retest by the model: the chance of counting any healthy part (0: no retest)
   double expect_bps = 0;               // --expect RATE: a floor per pair, bytes/s (0: none)
   double expect_pct = 0;               // --expect PCT%: a floor per pair, % of the job's slowest port rate
   std::string verdict;                 // --verdict FILE: the job's verdict as JSON (default: beside -o)

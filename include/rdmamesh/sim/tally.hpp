@@ -27,7 +27,7 @@ struct judged {
 struct retest_source {
   std::function<stats::square<double>(const stats::pair_list&)> alone;
   bool met_few = false;
-  double false_alarm = 0;  // --false-alarm, as a fraction (0: today's rules decide)
+  double false_alarm = 0;  // --false-alarm, as a fraction
 };
 
 // One bandwidth run judged as rdmamesh judges it by default (app/assemble.cpp, app/ledger.cpp);
@@ -64,7 +64,7 @@ fault parse_fault(const std::string& text);
 // instead of today's finder and fold.
 // `stated_draws` > 0: each run's stated false-alarm level too (stats/false_alarm.hpp), from that
 // many healthy runs drawn like it. `retest`: each job runs --retest, as the health job does;
-// `false_alarm` > 0 (a fraction): with the model deciding, as --false-alarm.
+// `false_alarm` (a fraction; 0: rdmamesh's default): the retest's level, as --false-alarm.
 tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std::uint32_t jobs, std::uint64_t seed,
                double model_alpha = 0, std::uint32_t stated_draws = 0, bool retest = false, double false_alarm = 0);
 

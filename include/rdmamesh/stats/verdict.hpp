@@ -1,16 +1,14 @@
 // The job's verdict: every run's causes folded into one list, each with the runs that named it.
-// With --retest --false-alarm, the model decides a run's rank, NIC and node causes (stats/model_retest.hpp):
-// the parts the run showed slow or named are measured alone, and a part counts where Holm's test
-// over every part retested rejects "at least --slow % alone" at the job's false-alarm level; a
-// named part cleared or undecided alone counts not, whatever the runs' majority; a part no run
-// named counts on that evidence (basis retest). The rules below hold where the model retested
-// nothing, and for links, uplinks and failed pairs always.
 // A cause counts (and is acted on: its node drained by the health job) when it was named in more
-// than half of the bandwidth runs that were judged, or when a retest confirmed it; one named
-// less often is listed as seen, not acted on. A rank or node no run named counts too when the
-// retest found most of its pairs still slow alone (basis retest). A cause whose pairs alone were
-// held back by their host is undecided: the retest tested its CPU, not its network, and nothing
-// is drained on it. Failed pairs fail the job; counted causes make it degraded; a job with
+// than half of the bandwidth runs that were judged; one named less often is listed as seen, not
+// acted on. A suspect (one pair, or a rank one run named) needs two runs, or its pair still slow
+// alone beyond its controls' whole spread. With --retest the model decides a run's rank, NIC and
+// node causes (stats/model_retest.hpp): the parts the run showed slow or named are measured alone,
+// and a part counts where Holm's test over every part retested rejects "at least --slow % alone"
+// at the job's false-alarm level; a named part cleared alone counts not, whatever the runs'
+// majority, nor one undecided (its interval across --slow, or its pairs alone held back by their
+// host: the retest tested its CPU, not its network); a part no run named counts on that evidence
+// (basis retest). Failed pairs fail the job; counted causes make it degraded; a job with
 // bandwidth runs none of which could be judged is unjudged; else it is healthy.
 #pragma once
 
@@ -44,8 +42,6 @@ struct judged_run {
   // --retest: its slow pairs measured alone beside control pairs (still slow or fine)
   std::vector<retest_verdict> alone;
   false_alarms stated{};  // its stated false-alarm level (nothing drawn: none)
-  // --retest: its controls alone, each as % of the others of its class (control_pcts)
-  std::vector<double> controls_pct;
   // --retest: the parts (ranks', NICs' and nodes' sides) the model measured alone, judged at
   // `alpha` (judge_model_retest); where a run has them, they decide its rank, NIC and node causes
   std::vector<lasting_effect> parts;
