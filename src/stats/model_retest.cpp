@@ -41,9 +41,14 @@ double huber_location(const std::vector<double>& v) {
 }
 
 // Up to `most` of a part's pairs, taken in turn from each of its ranks, each rank's slowest first:
-// a part's pairs alone then stand for all its ranks (a node's slowest pairs can all be one rank's)
-pair_list spread_over_members(pair_list side, const run_matrices& m, bool sends, std::size_t most) {
-  std::ranges::sort(side, {}, [&](const auto& ab) { return m.tx_bw.at(ab.first, ab.second); });
+// a part's pairs alone then stand for all its ranks (a node's slowest pairs can all be one rank's).
+// Partners in no other screened part first (`suspect`, by rank): a rank's slowest receives are
+// often a slow node's sends, and measured alone they would read that node, not the rank.
+pair_list spread_over_members(pair_list side, const run_matrices& m, bool sends, std::size_t most,
+                              const std::vector<std::uint8_t>& suspect) {
+  std::ranges::sort(side, {}, [&](const auto& ab) {
+    return std::pair{suspect[sends ? ab.second : ab.first], m.tx_bw.at(ab.first, ab.second)};
+  });
   std::map<std::uint32_t, pair_list> by_member;
   for (const auto& ab : side) by_member[sends ? ab.first : ab.second].push_back(ab);
   pair_list out;
@@ -126,13 +131,16 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::
       if (p.member[r] && e[r] < slow) return true;
     return false;
   };
-  // and every part inside a screened one: whether a node's slow rank or the node stands is then
-  // the retest's to say (its other ranks cleared alone), not the run's noisy reading of them
+  // and, to name, every part inside a screened one: whether a node's slow rank or the node stands
+  // is then the retest's to say, not the run's noisy reading of its other ranks (2: naming only)
   std::vector<std::uint8_t> take(plan.parts.size(), 0);
   for (std::size_t i = 0; i < plan.parts.size(); ++i) take[i] = screened(plan.parts[i]) ? 1 : 0;
   for (std::size_t i = 0; i < plan.parts.size(); ++i)
     for (std::size_t o = 0; o < plan.parts.size() && !take[i]; ++o)
-      if (take[o] && screened(plan.parts[o]) && inside(plan.parts[i], plan.parts[o])) take[i] = 1;
+      if (take[o] == 1 && inside(plan.parts[i], plan.parts[o])) take[i] = 2;
+  std::vector<std::uint8_t> suspect(n, 0);  // in a part the run chose
+  for (std::size_t i = 0; i < plan.parts.size(); ++i)
+    for (std::uint32_t r = 0; r < n && take[i] == 1; ++r) suspect[r] |= plan.parts[i].member[r];
   for (std::size_t i = 0; i < plan.parts.size(); ++i) {
     const auto& p = plan.parts[i];
     if (!take[i]) continue;
@@ -144,12 +152,13 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::
         if (usable(m, a, b) && on_side(p, a, b)) side.emplace_back(a, b);
       }
     }
-    side = spread_over_members(std::move(side), m, p.sends, per_side);
+    side = spread_over_members(std::move(side), m, p.sends, per_side, suspect);
     add_fresh(side, p, m, node_of, named, per_side);
     if (side.empty()) continue;
     for (const auto& [a, b] : side) needed.insert(classes.path(a, b));
-    for (std::uint32_t r = 0; r < n; ++r) touched[r] |= p.member[r];
+    for (std::uint32_t r = 0; r < n && take[i] == 1; ++r) touched[r] |= p.member[r];
     plan.screened.push_back(i);
+    plan.naming.push_back(take[i] == 2 ? 1 : 0);
     plan.sides.push_back(std::move(side));
   }
   // controls: for each screened part, up to `controls` pairs of each class that do not touch it,
@@ -184,11 +193,20 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::
 
 namespace {
 
-// One part's pairs alone against the controls of their classes that do not touch it.
-lasting_effect lasting(const model_cause& part, const pair_list& side, const model_retest_plan& plan,
-                       const square<double>& alone, const pair_classes& classes, double slow, double floor_bps,
-                       const std::set<std::pair<std::uint32_t, std::uint32_t>>& held) {
-  lasting_effect out{part};
+// One part's pairs alone against the controls of their classes that do not touch it: its effect,
+// the variance of that estimate in units of the noise's (its mean's, and the class centres' it is
+// read against), and its pairs' residuals about it. Undecided (NaN effect) with nothing to compare.
+struct part_fit {
+  lasting_effect l;
+  double var = 0;
+  std::vector<double> residuals;
+};
+
+part_fit fit_part(const model_cause& part, const pair_list& side, const model_retest_plan& plan,
+                  const square<double>& alone, const pair_classes& classes, double floor_bps,
+                  const std::set<std::pair<std::uint32_t, std::uint32_t>>& held) {
+  part_fit f{lasting_effect{part}, 0, {}};
+  lasting_effect& out = f.l;
   const auto log_alone = [&](std::uint32_t a, std::uint32_t b) {
     const double v = alone.at(a, b);
     return std::isnan(v) ? nan : std::log(std::max(v, floor_bps));
@@ -199,14 +217,8 @@ lasting_effect lasting(const model_cause& part, const pair_list& side, const mod
     if (!part.member[a] && !part.member[b] && !std::isnan(y)) ctrl[classes.path(a, b)].push_back(y);
   }
   std::map<int, double> centre;
-  std::vector<double> residuals;
-  double dof = 0;
-  for (const auto& [cls, ys] : ctrl) {
-    if (ys.size() < 2) continue;
-    centre[cls] = huber_location(ys);
-    for (double y : ys) residuals.push_back(y - centre[cls]);
-    dof += static_cast<double>(ys.size()) - 1;
-  }
+  for (const auto& [cls, ys] : ctrl)
+    if (ys.size() >= 2) centre[cls] = huber_location(ys);
   std::vector<double> d;
   std::map<int, double> per_class;  // the part's pairs in each class
   for (const auto& [a, b] : side) {
@@ -221,29 +233,75 @@ lasting_effect lasting(const model_cause& part, const pair_list& side, const mod
     per_class[c->first] += 1;
   }
   out.held_back = 2 * out.held > side.size();
-  if (d.empty() || dof < 1 || out.held_back) return out;  // nothing to compare with: undecided
+  if (d.empty() || out.held_back) return f;  // nothing to compare with: undecided
   out.effect = huber_location(d);
-  for (double x : d) residuals.push_back(x - out.effect);
-  dof += static_cast<double>(d.size()) - 1;
+  for (double x : d) f.residuals.push_back(x - out.effect);
   const double k = static_cast<double>(d.size());
-  double var = 1 / k;  // of the part's mean, and of each class's centre it is read against
-  for (const auto& [cls, count] : per_class) var += (count / k) * (count / k) / static_cast<double>(ctrl[cls].size());
-  const double se = std::max(mad_scale(residuals, 0) * std::sqrt(var), 1e-12);
+  f.var = 1 / k;
+  for (const auto& [cls, count] : per_class) f.var += (count / k) * (count / k) / static_cast<double>(ctrl[cls].size());
+  out.pairs = d.size();
+  for (const auto& [cls, count] : per_class) out.controls += ctrl[cls].size();
+  return f;
+}
+
+// The noise of pairs alone, from the whole retest: every control about its class's centre and
+// every part's pairs about its own effect, one robust scale on all their degrees of freedom. One
+// part's eight pairs and their controls would give a scale as noisy as its effect, and a t on a
+// dozen degrees whose tail, not the part, decides a port at half.
+std::pair<double, double> pooled_noise(std::span<const part_fit> fits, const model_retest_plan& plan,
+                                       const square<double>& alone, const pair_classes& classes, double floor_bps) {
+  std::map<int, std::vector<double>> ctrl;
+  for (const auto& [a, b] : plan.controls) {
+    const double v = alone.at(a, b);
+    if (!std::isnan(v)) ctrl[classes.path(a, b)].push_back(std::log(std::max(v, floor_bps)));
+  }
+  std::vector<double> residuals;
+  double dof = 0;
+  for (const auto& [cls, ys] : ctrl) {
+    if (ys.size() < 2) continue;
+    const double c = huber_location(ys);
+    for (double y : ys) residuals.push_back(y - c);
+    dof += static_cast<double>(ys.size()) - 1;
+  }
+  for (const auto& f : fits) {
+    // the smallest parts only: a node whose one NIC is slow scatters about its mean by that NIC's
+    // fault, not by the noise; its NICs, retested beside it, carry those pairs
+    if (std::ranges::any_of(fits, [&](const part_fit& g) { return inside(g.l.part, f.l.part); })) continue;
+    residuals.insert(residuals.end(), f.residuals.begin(), f.residuals.end());
+    dof += f.residuals.empty() ? 0 : static_cast<double>(f.residuals.size()) - 1;
+  }
+  return {residuals.empty() ? nan : mad_scale(residuals, 0), dof};
+}
+
+// The part's interval and its test under the interval null "at least --slow % alone".
+void test_part(part_fit& f, double scale, double dof, double slow) {
+  lasting_effect& out = f.l;
+  if (std::isnan(out.effect) || !(dof >= 1) || std::isnan(scale)) {
+    out.effect = nan;  // nothing to compare with: undecided
+    return;
+  }
+  const double se = std::max(scale * std::sqrt(f.var), 1e-12);
   const double q = t_quantile(0.025, dof);
   out.lo = out.effect - q * se;
   out.hi = out.effect + q * se;
   out.dof = dof;
-  out.pairs = d.size();
-  for (const auto& [cls, count] : per_class) out.controls += ctrl[cls].size();
   out.p_slow = t_upper((out.effect - slow) / -se, dof);
   out.cleared = out.lo > slow;
-  return out;
+}
+
+// Whether `b` alone lies above `a` beyond chance at `alpha` (one-sided): a part is named smaller
+// than its whole only on evidence as strong as what counts a part at all.
+bool apart(const lasting_effect& a, const lasting_effect& b, double alpha) {
+  if (std::isnan(a.effect) || std::isnan(b.effect) || !(a.dof >= 1)) return false;
+  const double q95 = t_quantile(0.025, a.dof);  // the intervals' quantile, to recover each one's error
+  const double se_a = (a.hi - a.effect) / q95, se_b = (b.hi - b.effect) / q95;
+  return b.effect - a.effect > t_quantile(alpha, a.dof) * std::sqrt(se_a * se_a + se_b * se_b);
 }
 
 // Which counted parts stand: a part holding counted parts stands for them unless its other
 // parts of their kind are fine (above --slow in the run, or cleared alone); all of them counted,
 // the part stands.
-void settle(std::vector<lasting_effect>& judged, const model_retest_plan& plan, double slow) {
+void settle(std::vector<lasting_effect>& judged, const model_retest_plan& plan, double slow, double alpha) {
   std::vector<std::size_t> order(judged.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   const auto size = [&](std::size_t i) { return std::ranges::count(judged[i].part.member, std::uint8_t{1}); };
@@ -257,14 +315,19 @@ void settle(std::vector<lasting_effect>& judged, const model_retest_plan& plan, 
     if (in.empty()) continue;
     // the kind of its largest counted part inside, and every part of that kind inside it
     const auto kind = judged[*std::ranges::max_element(in, {}, size)].part.kind;
-    // narrowed only where some part of that kind is shown fine, and none is left unexplained
+    // narrowed only where some part of that kind is shown fine, and none is left unexplained:
+    // cleared alone, or alone above every counted part inside beyond chance (the part is not
+    // one whole slow alike, whatever --slow says of the faster one)
+    const auto above_counted = [&](const lasting_effect& l) {
+      return std::ranges::all_of(in, [&](std::size_t i) { return apart(judged[i], l, alpha); });
+    };
     bool others_fine = true, some_fine = false;
     for (const auto& p : plan.parts) {
       if (p.kind != kind || !inside(p, outer.part)) continue;
       const auto j = std::ranges::find_if(
           judged, [&](const lasting_effect& l) { return l.part.member == p.member && l.part.sends == p.sends; });
       const bool counted = j != judged.end() && j->counted;
-      const bool fine = j == judged.end() ? !(p.effect < slow) : j->cleared;
+      const bool fine = j == judged.end() ? !(p.effect < slow) : j->cleared || (!counted && above_counted(*j));
       if (!counted && !fine) others_fine = false;
       some_fine |= !counted && fine;
     }
@@ -283,19 +346,32 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
                                                std::span<const std::pair<std::uint32_t, std::uint32_t>> held) {
   const double slow = std::log(s.slow_pct / 100);
   const std::set<std::pair<std::uint32_t, std::uint32_t>> held_set(held.begin(), held.end());
-  std::vector<lasting_effect> out;
+  std::vector<part_fit> fits;
   for (std::size_t i = 0; i < plan.screened.size(); ++i)
-    out.push_back(
-        lasting(plan.parts[plan.screened[i]], plan.sides[i], plan, alone, classes, slow, floor_bps, held_set));
-  // Holm over every part retested: the i-th smallest p against alpha / (m - i)
-  std::vector<std::size_t> order(out.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    fits.push_back(fit_part(plan.parts[plan.screened[i]], plan.sides[i], plan, alone, classes, floor_bps, held_set));
+  const auto [scale, dof] = pooled_noise(fits, plan, alone, classes, floor_bps);
+  std::vector<lasting_effect> out;
+  for (auto& f : fits) {
+    test_part(f, scale, dof, slow);
+    out.push_back(std::move(f.l));
+  }
+  // Holm over every part the run chose: the i-th smallest p against alpha / (m - i)
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (!plan.naming[i]) order.push_back(i);
   std::ranges::stable_sort(order, {}, [&](std::size_t i) { return out[i].p_slow; });
   for (std::size_t r = 0; r < order.size(); ++r) {
     if (!(out[order[r]].p_slow < s.alpha / static_cast<double>(order.size() - r))) break;
     out[order[r]].counted = true;
   }
-  settle(out, plan, slow);
+  // a part retested only to name inside a counted one counts at alpha alone: which part of a
+  // counted whole is slow moves no drain (the whole's node is drained either way)
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (!plan.naming[i] || !(out[i].p_slow < s.alpha)) continue;
+    out[i].counted =
+        std::ranges::any_of(out, [&](const lasting_effect& o) { return o.counted && inside(out[i].part, o.part); });
+  }
+  settle(out, plan, slow, s.alpha);
   return out;
 }
 
@@ -318,11 +394,17 @@ full_retest plan_full_retest(const run_matrices& m, const pair_classes& classes,
   out.pairs = plan_job_retest(m.tx_bw, m.flags, m.round, classes, s.slow_pct, found, node_of, nics, met_few, uplinks);
   if (!(s.alpha > 0)) return out;
   out.model = plan_model_retest(m, node_of, rail_of, classes, s, 8, 8, named_ranks(found, node_of, nics, m.tx_bw.n));
-  for (const auto& side : out.model.sides) add_pairs(out.pairs.slow, side);
-  add_pairs(out.pairs.controls, out.model.controls);
-  // a pair slow or named is judged as such (judge_retest), not as a control
+  // a pair slow or named is judged as such (judge_retest), not as a control; a pair of a part's
+  // side that is another part's control stays a control (measured once, read both ways), so
+  // that a retest whose every pair some part holds still has controls to judge pairs against
   const std::set<std::pair<std::uint32_t, std::uint32_t>> slow(out.pairs.slow.begin(), out.pairs.slow.end());
+  add_pairs(out.pairs.controls, out.model.controls);
   std::erase_if(out.pairs.controls, [&](const auto& p) { return slow.contains(p); });
+  const std::set<std::pair<std::uint32_t, std::uint32_t>> controls(out.pairs.controls.begin(),
+                                                                   out.pairs.controls.end());
+  for (const auto& side : out.model.sides)
+    for (const auto& p : side)
+      if (!controls.contains(p)) add_pairs(out.pairs.slow, {p});
   return out;
 }
 

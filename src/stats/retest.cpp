@@ -359,8 +359,11 @@ std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<d
                      .fine_bound_pct = retest_fine_bound_pct(ctl.bw, slow_pct),
                      .controls = ctl.bw.size()};
     v.pct = reference > 0 ? 100 * v.alone / reference : std::numeric_limits<double>::quiet_NaN();
-    v.still_slow = !(v.pct >= v.bound_pct);  // unmeasured alone counts as slow: it did not recover
-    v.beyond_spread = !(v.pct >= v.link_bound_pct);
+    // unmeasured alone counts as slow: it did not recover; with no control alone to read it
+    // against, nothing is decided
+    const bool read = reference > 0;
+    v.still_slow = read && !(v.pct >= v.bound_pct);
+    v.beyond_spread = read && !(v.pct >= v.link_bound_pct);
     v.fine = v.pct >= v.fine_bound_pct;
     if (host) {
       v.cpu_share = host->cpu.at(a, b);

@@ -180,3 +180,48 @@ TEST_CASE("model retest: a path is the uplinks a pair crosses and which way, not
   CHECK(classes.path(0, 2) == classes.path(1, 3));  // leaf 0 up, leaf 1 down, from either rank
   CHECK(classes.path(0, 1) == classes.path(4, 5));  // within a leaf: no uplink
 }
+
+TEST_CASE("model retest: a screened node's ranks go too, only to name: they never widen the family") {
+  // node 1 at half alone; in the run its rank 2 read half and its rank 3 read 95 %: the run chose
+  // the node and rank 2, and rank 3 goes only to tell the node from its rank 2
+  const double half = std::log(0.5);
+  const auto j = judge({0, 0, half, std::log(0.95), 0, 0}, {0, 0, half, half, 0, 0}, 0.05, 51);
+  std::vector<std::int32_t> naming;
+  for (std::size_t i = 0; i < j.plan.screened.size(); ++i) {
+    const auto& p = j.plan.parts[j.plan.screened[i]];
+    if (j.plan.naming[i]) naming.push_back(p.kind == stats::outlier_kind::rank && p.sends ? p.rank : -1);
+  }
+  CHECK(naming == std::vector<std::int32_t>{3});
+  // both its ranks slow alone: the node stands, not its rank 2
+  CHECK(j.named() == std::vector<std::string>{"node1 sends"});
+  // the same run with rank 3 fine alone: rank 2 is named, the node narrowed to it
+  const auto one = judge({0, 0, half, std::log(0.95), 0, 0}, {0, 0, half, 0, 0, 0}, 0.05, 52);
+  CHECK(one.named() == std::vector<std::string>{"rank2 sends"});
+}
+
+TEST_CASE("model retest: a part's pairs alone avoid partners the run also chose, where it has others") {
+  // 16 ranks, one per node: rank 0 sends at a quarter; every rank's receives from rank 0 are its
+  // slowest, and rank 5's receives read slow in the run too
+  const std::uint32_t n = 16;
+  std::vector<std::int32_t> node_of(n);
+  for (std::uint32_t r = 0; r < n; ++r) node_of[r] = static_cast<std::int32_t>(r);
+  stats::run_matrices m;
+  m.tx_bw = stats::square<double>(n, NAN);
+  m.flags = stats::square<std::uint8_t>(n, 0);
+  for (std::uint32_t a = 0; a < n; ++a)
+    for (std::uint32_t b = 0; b < n; ++b)
+      if (a != b) m.tx_bw.at(a, b) = 1e9 * (a == 0 ? 0.25 : 1) * (b == 5 ? 0.5 : 1) * (1 + 0.001 * (a + 3 * b));
+  const stats::pair_classes classes(n, node_of);
+  const stats::model_settings s{.alpha = 1e-3, .slow_pct = 90};
+  const auto plan = stats::plan_model_retest(m, node_of, {}, classes, s);
+  bool found = false;
+  for (std::size_t i = 0; i < plan.screened.size(); ++i) {
+    const auto& p = plan.parts[plan.screened[i]];
+    if (p.kind != stats::outlier_kind::node || p.node != 5 || p.sends) continue;
+    found = true;
+    CHECK(plan.sides[i].size() == 8);
+    // rank 0 is a part the run chose (its sends): its pair into rank 5 is not among the 8
+    CHECK(std::ranges::find(plan.sides[i], std::pair<std::uint32_t, std::uint32_t>{0, 5}) == plan.sides[i].end());
+  }
+  CHECK(found);
+}

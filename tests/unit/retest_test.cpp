@@ -222,10 +222,15 @@ TEST_CASE("verdict: still slow alone below --slow % of the controls alone, fine 
   CHECK(v[0].before == doctest::Approx(30));
   CHECK(v[1].pct == doctest::Approx(99));
   CHECK_FALSE(v[1].still_slow);
-  // no control measured: no verdict of health
+  // no control measured: nothing decided either way (neither fine nor a link's evidence)
   p.controls.clear();
-  CHECK(stats::judge_retest(p, before.bw, alone, 90, stats::pair_classes(4, std::vector<std::int32_t>(4, 0)))[1]
-            .still_slow);
+  const auto none =
+      stats::judge_retest(p, before.bw, alone, 90, stats::pair_classes(4, std::vector<std::int32_t>(4, 0)));
+  for (const auto& u : none) {
+    CHECK_FALSE(u.still_slow);
+    CHECK_FALSE(u.beyond_spread);
+    CHECK_FALSE(u.fine);
+  }
 }
 
 TEST_CASE("verdict: a pair alone within the controls' own spread is fine alone, even under --slow") {

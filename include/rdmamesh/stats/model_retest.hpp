@@ -9,7 +9,10 @@
 // the run's evidence with the alone rows would let one run's lottery outvote them. The pairs
 // alone are drawn after the choice and independently of it, so their tests are valid whatever
 // chose them, and Holm's step-down over the parts retested keeps the chance of counting any
-// healthy part in a job at most alpha. A part is counted when the test rejects "at least --slow %
+// healthy part in a job at most alpha. The noise of pairs alone is one robust scale over the
+// whole retest (every control about its class, every smallest part's pairs about its effect).
+// Parts inside a screened one are retested too, only to name: one counts (at alpha) only inside
+// a counted whole, which it moves no drain out of. A part is counted when the test rejects "at least --slow %
 // of the healthy alone" (an interval null: a part 2 % slow is healthy by --slow's definition, so
 // no significance on a long run drains it), cleared when its 95 % interval lies above --slow, and
 // undecided otherwise: nothing is counted or drained on it (unlike today's fold, where an
@@ -31,6 +34,7 @@ namespace rdmamesh::stats {
 struct model_retest_plan {
   std::vector<model_cause> parts;     // every part of the run the model tests
   std::vector<std::size_t> screened;  // of those, the ones below --slow in the run (or with a rank that is): retested
+  std::vector<std::uint8_t> naming;   // parallel to screened: 1 where retested only to name inside a screened part
   std::vector<pair_list>
       sides;              // parallel to screened: each part's pairs, in turn from each of its ranks, slowest first
   pair_list controls;     // for each screened part, per path, pairs that do not touch it, nearest the median
