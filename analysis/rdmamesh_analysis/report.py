@@ -19,7 +19,7 @@ def retest_word(t, i):
     """A retested pair's verdict; a pair still slow within its controls' whole spread is no link's proof."""
     if not t["still_slow"][i]:
         # files before the fine column: every pair not still slow read fine
-        return "fine alone" if "fine" not in t or t["fine"][i] else "undecided alone (the run's reading stands)"
+        return "fine alone" if "fine" not in t or t["fine"][i] else "undecided alone"
     if "beyond_spread" in t and not t["beyond_spread"][i]:
         return f"still slow alone (as a lone link below {float(t['link_bound_pct'][i]):.0f} %)"
     return "still slow alone"
@@ -178,19 +178,16 @@ def build(res, outdir):
         fine = bool(t["fine"][i]) if "fine" in t else not t["still_slow"][i]
         folded.setdefault((int(t["src"][i]), int(t["dst"][i])), []).append(
             (bool(t["still_slow"][i]), fine, float(t["pct"][i]), f"{int(r.retest_of):04d}"))
-    for (src, dst), seen in folded.items():
-        slow = sum(x[0] for x in seen)
-        fine = sum(x[1] for x in seen)
-        pcts = [x[2] for x in seen]
-        if slow * 2 > len(seen):
-            what, k = "still slow alone (its link or NIC)", slow
-        elif fine > 0:
-            what, k = "fine alone (contention)", fine
-        else:  # between the two bounds: the retest could not tell
-            what, k = "undecided alone (the run's reading stands)", len(seen)
-        lines.append(f"link {res.who(src)} -> {res.who(dst)}: {what} in {k} "
-                     f"of {len(seen)} retest(s) (of runs {', '.join(x[3] for x in seen)}): "
-                     f"{fmt(min(pcts))}–{fmt(max(pcts))} % of the control pairs alone")
+    # the pairs alone are the verdict's evidence, not causes of their own: one line for them all,
+    # naming the pairs most of whose retests found them still slow (a link's or its NIC's)
+    if folded:
+        still = [k for k, seen in folded.items() if 2 * sum(x[0] for x in seen) > len(seen)]
+        fine = [k for k, seen in folded.items() if k not in still and any(x[1] for x in seen)]
+        named = "ranks " + ", ".join(f"{a}->{b}" for a, b in still[:8])
+        more = f" and {len(still) - 8} more" if len(still) > 8 else ""
+        lines.append(f"retest: {len(folded)} pair(s) alone over {len({x[3] for v in folded.values() for x in v})} "
+                     f"run(s): {len(still)} still slow alone{' (' + named + more + ')' if still else ''}, "
+                     f"{len(fine)} fine, {len(folded) - len(still) - len(fine)} undecided")
     lines += findings.short_windows(res)
     odd = findings.odd_ones(res)
     lines += odd

@@ -332,14 +332,14 @@ std::vector<std::string> retest_lines(const run_record& r, std::span<const fabri
         v.fine_bound_pct > v.bound_pct + 0.5 ? fmt::format(", fine from {:.0f} %", v.fine_bound_pct) : std::string();
     const std::string reading =
         v.still_slow && v.beyond_spread ? "still slow alone (its link or NIC)"
-        // one pair this close to its controls' spread names no link: its side's other pairs decide
-        : v.still_slow ? "still slow alone (within its controls' spread: its side's other pairs decide)"
+        // one pair this close to its controls' spread names no link: its part's retest decides
+        : v.still_slow ? "still slow alone (within its controls' spread: no link's evidence; its part's retest decides)"
         : v.fine       ? "fine alone (contention)"
         : v.starved    ? fmt::format(
                              "undecided alone (its ranks had {:.0f} % of a CPU, its controls' {:.0f} %: its host held it "
-                                "back, not its link; the run's reading stands)",
+                                "back, not its link: nothing decided on it)",
                              100 * v.cpu_share, 100 * v.controls_cpu_share)
-                    : "undecided alone (beyond its controls' spread, above the slow bound: the run's reading stands)";
+                    : "undecided alone (beyond its controls' spread, above the slow bound: nothing decided on it)";
     lines.push_back(fmt::format(
         "# retest of run {}: {} -> {} alone at {:.0f} % of {} control pair(s) ({:.3f} Gb/s, {}; slow below {:.0f} "
         "%{}{}): {}",
