@@ -48,7 +48,7 @@ bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size
       std::vector<std::int32_t> rail_of;
       for (const auto& r : c.ranks) rail_of.push_back(r.rail);
       auto job = stats::plan_full_retest(*last->bw, c.classes, model_settings_of(c.o), found, c.node_of, rail_of,
-                                         c.nics, last->pattern == pattern_kind::spread, c.uplinks);
+                                         c.nics, c.uplinks);
       plan = std::move(job.pairs);
       if (c.o.false_alarm_pct > 0) model = std::move(job.model);
       before = last->bw->tx_bw;

@@ -114,8 +114,7 @@ judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std
     const auto n = static_cast<std::uint32_t>(node_of.size());
     const stats::pair_classes classes(n, node_of, uplinks, nics);
     const stats::model_settings ms{.alpha = retest->false_alarm, .slow_pct = slow_pct};
-    const auto plan =
-        stats::plan_full_retest(m, classes, ms, j.report.found, node_of, rail_of, nics, retest->met_few, uplinks);
+    const auto plan = stats::plan_full_retest(m, classes, ms, j.report.found, node_of, rail_of, nics, uplinks);
     if (!plan.pairs.slow.empty()) {
       stats::pair_list all = plan.pairs.slow;
       all.insert(all.end(), plan.pairs.controls.begin(), plan.pairs.controls.end());
@@ -181,7 +180,7 @@ tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std
     const std::uint64_t alone_seed = g();  // the run's draws stay the same whatever its retest plans
     const retest_source alone{
         [&](const stats::pair_list& pairs) { return generate_alone(r, nm, x, pairs, alone_seed); },
-        f.pattern == pattern_kind::spread, false_alarm > 0 ? false_alarm : default_false_alarm_pct / 100};
+        false_alarm > 0 ? false_alarm : default_false_alarm_pct / 100};
     const auto t0 = std::chrono::steady_clock::now();
     auto v = model_alpha > 0 ? judge_by_model(r, model_alpha, retest ? &alone : nullptr)
                              : judge(r.m, 4096, true, 1, r.node_of, r.rail_of, 90, r.leaf_of, stated_draws,

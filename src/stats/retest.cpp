@@ -18,73 +18,14 @@
 namespace rdmamesh::stats {
 namespace {
 
-// Up to `per_side` pairs of each named side that the run did not measure, toward partners on
-// other nodes, on the same rail, and on no named side, spread over the candidates rather than
-// the nearest ranks.
-template <class Measured>
-pair_list fresh_pairs(std::span<const pair_list> named, const Measured& was_measured, const pair_classes& class_of,
-                      std::size_t per_side) {
-  pair_list out;
-  if (per_side == 0) return out;
-  // a side's own rank is the end its pairs share: the first of a rank's sends, the second of its receives
-  const auto sends = [](const pair_list& side) {
-    return std::ranges::all_of(side, [&](const auto& p) { return p.first == side.front().first; });
-  };
-  std::set<std::uint32_t> suspects;
-  for (const auto& side : named)
-    if (!side.empty()) suspects.insert(sends(side) ? side.front().first : side.front().second);
-  for (const auto& side : named) {
-    if (side.empty()) continue;
-    const bool out_of = sends(side);
-    pair_list candidates;
-    for (const auto& [a, b] : side) {
-      const int cls = class_of(a, b);
-      if (!was_measured(a, b) && !suspects.contains(out_of ? b : a) && pair_classes::across(cls) &&
-          cls < pair_classes::rails_key) {
-        candidates.emplace_back(a, b);
-      }
-    }
-    const std::size_t take = std::min(per_side, candidates.size());
-    for (std::size_t i = 0; i < take; ++i) out.push_back(candidates[i * candidates.size() / take]);
-  }
-  return out;
-}
-
-}  // namespace
-
-namespace {
-
 struct entry {
   double v;  // its rate in the run (NaN: a pair the run did not measure)
   std::uint32_t a, b;
   int cls;
 };
-using pair_set = std::set<std::pair<std::uint32_t, std::uint32_t>>;
 
 bool slower(const entry& x, const entry& y) {
   return x.v < y.v;
-}
-
-// A named side's slowest pairs, a few per rank and side: enough for the verdict to confirm it
-// (most, two at least, still slow) or clear it (two or more fine) whatever the cap on slow pairs,
-// so that no rank of a named node goes without its own. `on_named`: every measured pair of a
-// named side.
-template <class Measured>
-pair_set sample_named(std::span<const pair_list> named, const Measured& was_measured, const square<double>& bw,
-                      const pair_classes& class_of, pair_set& on_named) {
-  constexpr std::size_t per_side = 4;
-  pair_set sampled;
-  for (const auto& side : named) {
-    std::vector<entry> mine;
-    for (const auto& [a, b] : side) {  // its own pairs, not a search of all N^2 for them
-      if (!was_measured(a, b)) continue;
-      on_named.insert({a, b});
-      mine.push_back({bw.at(a, b), a, b, class_of(a, b)});
-    }
-    std::ranges::sort(mine, slower);
-    for (std::size_t i = 0; i < mine.size() && i < per_side; ++i) sampled.insert({mine[i].a, mine[i].b});
-  }
-  return sampled;
 }
 
 // Up to `controls` pairs of `fine` for each class a slow pair is in, more where the slow pairs
@@ -130,65 +71,11 @@ void pick_controls(const std::vector<entry>& slow, const std::vector<entry>& fin
   if (plan.controls.empty()) pick(fine, std::max(controls, min_controls));
 }
 
-// Both sides, through the uplink, of the ranks under a named uplink (of every rank where its twin
-// holds the others): whichever way the run named it, a node's own slow port slows its pairs
-// through its leaf's uplink one way and their acknowledgements the other, and alone an uplink
-// slows every node's pairs through it, a node's port only its own (the verdict splits it so).
-// Of more than max_uplink_ranks ranks, the half whose pairs through it read slowest in the run
-// (where a node's own port would be) and the rest spread evenly over the others (what its
-// nodes read alone when the uplink is at fault): a pod's uplink holds hundreds of nodes, and
-// retesting all of them was thousands of pairs alone and a minute of judging.
-constexpr std::size_t max_uplink_ranks = 16;
-
-std::vector<std::uint32_t> uplink_sample(const switch_group& u, bool twin, const square<double>* bw) {
-  std::vector<std::pair<double, std::uint32_t>> by_rate;
-  for (std::uint32_t r = 0; r < u.members.size(); ++r) {
-    if (!u.members[r] && !twin) continue;
-    std::vector<double> through;
-    for (std::uint32_t p = 0; bw != nullptr && p < u.members.size(); ++p) {
-      if (!u.crosses(p, r)) continue;
-      for (double v : {bw->at(r, p), bw->at(p, r)})
-        if (std::isfinite(v)) through.push_back(v);
-    }
-    const double m = median_of(through);
-    by_rate.emplace_back(std::isnan(m) ? 0 : m, r);
-  }
-  std::vector<std::uint32_t> out;
-  if (by_rate.size() <= max_uplink_ranks) {
-    for (const auto& e : by_rate) out.push_back(e.second);
-    return out;
-  }
-  std::ranges::stable_sort(by_rate);
-  const std::size_t slowest = max_uplink_ranks / 2, rest = by_rate.size() - slowest;
-  for (std::size_t i = 0; i < slowest; ++i) out.push_back(by_rate[i].second);
-  for (std::size_t k = 0; k < max_uplink_ranks - slowest; ++k)
-    out.push_back(by_rate[slowest + k * rest / (max_uplink_ranks - slowest)].second);
-  std::ranges::sort(out);
-  return out;
-}
-
-void uplink_sides(const outlier& o, std::span<const switch_group> uplinks, std::uint32_t n, std::vector<pair_list>& out,
-                  const square<double>* bw) {
-  const auto u = std::ranges::find(uplinks, o.node, &switch_group::sw);
-  if (u == uplinks.end() || u->members.size() != n) return;
-  for (const std::uint32_t r : uplink_sample(*u, o.peer >= 0, bw)) {
-    pair_list sends, receives;
-    for (std::uint32_t p = 0; p < n; ++p) {
-      if (!u->crosses(p, r)) continue;
-      sends.emplace_back(r, p);
-      receives.emplace_back(p, r);
-    }
-    for (auto* side : {&sends, &receives})
-      if (!side->empty()) out.push_back(std::move(*side));
-  }
-}
-
 }  // namespace
 
 retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& flags, const square<std::int32_t>& round,
                         const pair_classes& class_of, double slow_pct, std::size_t max_slow, std::size_t controls,
-                        std::span<const pair_list> named, std::size_t fresh,
-                        std::span<const switch_group> sampled_uplinks) {
+                        std::span<const switch_group> named_uplinks) {
   const auto was_measured = [&](std::uint32_t a, std::uint32_t b) {
     return a != b && a < bw.n && b < bw.n && round.at(a, b) >= 0 && flags.at(a, b) == 0 && std::isfinite(bw.at(a, b));
   };
@@ -205,30 +92,18 @@ retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& fl
   // node, between rails) are not all slow against the run's median
   std::map<int, double> median;
   for (auto& [k, v] : by_class) median[k] = median_of(std::move(v));
-  pair_set on_named;
-  const pair_set sampled = sample_named(named, was_measured, bw, class_of, on_named);
-  std::vector<entry> slow, fine, others;
-  const auto through_sampled = [&](std::uint32_t a, std::uint32_t b) {
-    return std::ranges::any_of(sampled_uplinks, [&](const switch_group& u) { return u.crosses(a, b); });
+  // a pair through a named uplink is the uplink's evidence, not a link's: the model's parts under
+  // it are what its retest measures
+  const auto through_named = [&](std::uint32_t a, std::uint32_t b) {
+    return std::ranges::any_of(named_uplinks, [&](const switch_group& u) { return u.crosses(a, b); });
   };
+  std::vector<entry> slow, fine;
   for (const auto& e : measured) {
-    if (sampled.contains({e.a, e.b}))
-      slow.push_back(e);
-    else if (through_sampled(e.a, e.b))
-      continue;  // its uplink's sample stands for it
-    else if (e.v < median.at(e.cls) * slow_pct / 100)
-      others.push_back(e);
-    else if (!on_named.contains({e.a, e.b}))
-      fine.push_back(e);
+    if (through_named(e.a, e.b)) continue;
+    (e.v < median.at(e.cls) * slow_pct / 100 ? slow : fine).push_back(e);
   }
-  // then the slowest of the rest, to at most max_slow in all
-  std::ranges::sort(others, slower);
-  for (const auto& e : others)
-    if (slow.size() < max_slow) slow.push_back(e);
-  std::ranges::sort(slow, slower);
-  for (const auto& [a, b] : fresh_pairs(named, was_measured, class_of, fresh)) {
-    slow.push_back({std::numeric_limits<double>::quiet_NaN(), a, b, class_of(a, b)});
-  }
+  std::ranges::sort(slow, slower);  // the slowest, to at most max_slow
+  if (slow.size() > max_slow) slow.resize(max_slow);
   retest_plan plan;
   for (const auto& e : slow) plan.slow.emplace_back(e.a, e.b);
   if (plan.slow.empty()) return plan;
@@ -238,53 +113,13 @@ retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& fl
 
 retest_plan plan_job_retest(const square<double>& bw, const square<std::uint8_t>& flags,
                             const square<std::int32_t>& round, const pair_classes& class_of, double slow_pct,
-                            std::span<const outlier> found, std::span<const std::int32_t> node_of,
-                            std::span<const nic_group> nics, bool met_few, std::span<const switch_group> uplinks) {
-  const auto named = named_sides(found, node_of, nics, bw.n, uplinks, &bw);
+                            std::span<const outlier> found, std::span<const switch_group> uplinks) {
   std::vector<switch_group> named_uplinks;
   for (const auto& o : found) {
     const auto u = std::ranges::find(uplinks, o.node, &switch_group::sw);
     if (o.kind == outlier_kind::uplink && u != uplinks.end()) named_uplinks.push_back(*u);
   }
-  return plan_retest(bw, flags, round, class_of, slow_pct, std::size_t{2} * bw.n, 4, named, met_few ? 4 : 0,
-                     named_uplinks);
-}
-
-std::vector<pair_list> named_sides(std::span<const outlier> found, std::span<const std::int32_t> node_of,
-                                   std::span<const nic_group> nics, std::uint32_t n,
-                                   std::span<const switch_group> uplinks, const square<double>* bw) {
-  std::vector<pair_list> out;
-  for (const auto& o : found) {
-    if (o.kind == outlier_kind::uplink) {
-      uplink_sides(o, uplinks, n, out, bw);
-      continue;
-    }
-    if (o.kind != outlier_kind::rank && o.kind != outlier_kind::node && o.kind != outlier_kind::nic) continue;
-    std::vector<std::uint8_t> member(n, 0);
-    for (std::uint32_t r = 0; r < n; ++r) {
-      member[r] = o.kind == outlier_kind::rank ? r == static_cast<std::uint32_t>(o.rank)
-                  : o.kind == outlier_kind::node
-                      ? r < node_of.size() && node_of[r] == o.node
-                      : std::ranges::any_of(nics, [&](const nic_group& g) {
-                          return g.node == o.node && g.rail == o.peer && r < g.members.size() && g.members[r];
-                        });
-    }
-    // a node's pairs among its own ranks stay inside it, as the finder judged them
-    const auto counts = [&](std::uint32_t a, std::uint32_t b) {
-      return a != b && member[a] != member[b] && (o.kind != outlier_kind::node || across_nodes(node_of, a, b));
-    };
-    for (std::uint32_t r = 0; r < n; ++r) {
-      if (!member[r]) continue;
-      pair_list sends, receives;
-      for (std::uint32_t p = 0; p < n; ++p) {
-        if (std::isfinite(o.send_pct) && counts(r, p)) sends.emplace_back(r, p);
-        if (std::isfinite(o.recv_pct) && counts(p, r)) receives.emplace_back(p, r);
-      }
-      for (auto* side : {&sends, &receives})
-        if (!side->empty()) out.push_back(std::move(*side));
-    }
-  }
-  return out;
+  return plan_retest(bw, flags, round, class_of, slow_pct, std::size_t{2} * bw.n, 4, named_uplinks);
 }
 
 namespace {

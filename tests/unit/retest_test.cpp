@@ -92,6 +92,21 @@ TEST_CASE("plan: a slow rank's sends go again, slowest first, with controls clea
   CHECK(stats::plan_retest(m.bw, m.flags, m.round, stats::pair_classes(4, one_node), 90, 1, 2).slow.size() == 1);
 }
 
+TEST_CASE("plan: a slow pair through a named uplink is the uplink's evidence, not a link to retest") {
+  // ranks 0 1 under leaf 0, 2 3 under leaf 1; rank 2's sends slow, its leaf's uplink named
+  auto m = mesh4(30);
+  const std::vector<std::int32_t> node_of{0, 1, 2, 3};
+  const std::vector<stats::switch_group> uplinks{{0, {1, 1, 0, 0}}, {1, {0, 0, 1, 1}}};
+  const stats::pair_classes classes(4, node_of, uplinks);
+  const auto all = stats::plan_job_retest(m.bw, m.flags, m.round, classes, 90, {});
+  CHECK(all.slow.size() == 3);  // 2 -> 0, 1, 3
+  const std::vector<stats::outlier> found{
+      {stats::outlier_kind::uplink, stats::outlier_basis::noise, 1, -1, -1, 30, NAN, 2, 0}};
+  const auto p = stats::plan_job_retest(m.bw, m.flags, m.round, classes, 90, found, uplinks);
+  REQUIRE(p.slow.size() == 1);  // only 2 -> 3, within its leaf
+  CHECK(p.slow[0] == std::pair<std::uint32_t, std::uint32_t>{2, 3});
+}
+
 TEST_CASE("a retest round: ten messages for a pair at half the slowest control's rate, within 0.3 s and -D") {
   stats::square<double> bw(4, 1e6);  // bytes/s: 244 messages of 4 KiB a second
   stats::retest_plan p;
@@ -358,116 +373,6 @@ TEST_CASE("pairs travel as text between ranks unchanged") {
   CHECK(stats::decode_pairs("").empty());
 }
 
-TEST_CASE("plan: the sides the finder named go again too, though the run's median calls them fine") {
-  // rank 2's sends at 92 % of the median: above --slow 90 % of it, but the finder named them
-  // against their cohorts; the retest measures them alone so the verdict can confirm or clear it
-  const auto m = mesh4(95);
-  const std::vector<std::int32_t> one_node(4, 0);
-  CHECK(stats::plan_retest(m.bw, m.flags, m.round, stats::pair_classes(4, one_node), 90, 8, 2).slow.empty());
-  const std::vector<stats::outlier> found{
-      {stats::outlier_kind::rank, stats::outlier_basis::noise, 0, 2, -1, 92, NAN, 3, 0}};
-  const auto named = stats::named_sides(found, one_node, {}, 4);
-  CHECK(named == std::vector<stats::pair_list>{{{2, 0}, {2, 1}, {2, 3}}});
-  const auto p = stats::plan_retest(m.bw, m.flags, m.round, stats::pair_classes(4, one_node), 90, 8, 2, named);
-  CHECK(p.slow.size() == 3);
-  for (const auto& [a, b] : p.controls) CHECK((a != 2 && b != 2));
-  // a NIC's receives (its rail's ranks on its node); a node's pairs across nodes only
-  const std::vector<std::int32_t> two_nodes{0, 0, 1, 1}, rails{0, 1, 0, 1};
-  const auto nics = stats::nic_groups(two_nodes, rails);
-  const std::vector<stats::outlier> nic{
-      {stats::outlier_kind::nic, stats::outlier_basis::noise, 1, -1, 1, NAN, 50, 3, 0}};
-  CHECK(stats::named_sides(nic, two_nodes, nics, 4) == std::vector<stats::pair_list>{{{0, 3}, {1, 3}, {2, 3}}});
-  const std::vector<stats::outlier> node{
-      {stats::outlier_kind::node, stats::outlier_basis::noise, 0, -1, -1, 50, NAN, 4, 0}};
-  CHECK(stats::named_sides(node, two_nodes, {}, 4) ==
-        std::vector<stats::pair_list>{{{0, 2}, {0, 3}}, {{1, 2}, {1, 3}}});
-}
-
-TEST_CASE("a named uplink's sides: both ways through it, of every rank under it (of all ranks for a twin)") {
-  // 4 ranks, one per node, two leaves of two: leaf 1 (ranks 2, 3) named on its way down
-  const std::vector<std::int32_t> node_of{0, 1, 2, 3};
-  const std::vector<stats::switch_group> uplinks{{0, {1, 1, 0, 0}}, {1, {0, 0, 1, 1}}};
-  const std::vector<stats::outlier> down{
-      {stats::outlier_kind::uplink, stats::outlier_basis::noise, 1, -1, -1, NAN, 60, 4, 0}};
-  CHECK(stats::named_sides(down, node_of, {}, 4, uplinks) ==
-        std::vector<stats::pair_list>{{{2, 0}, {2, 1}}, {{0, 2}, {1, 2}}, {{3, 0}, {3, 1}}, {{0, 3}, {1, 3}}});
-  CHECK(stats::named_sides(down, node_of, {}, 4).empty());  // without the tree, nothing to sample
-  // two subtrees that hold every rank are one candidate (peer: the twin): every rank's sides
-  auto twin = down;
-  twin[0].peer = 0;
-  CHECK(stats::named_sides(twin, node_of, {}, 4, uplinks).size() == 8);
-}
-
-TEST_CASE("a named uplink over many ranks: the 8 slowest through it and 8 spread over the rest, not all") {
-  // 64 ranks, one per node; a pod of 40 (ranks 0-39) under switch 9; through it, rank r reads
-  // r + 1 (ranks 30-37 slowest of all: 0.5), the others outside it 100
-  constexpr std::uint32_t n = 64;
-  std::vector<std::int32_t> node_of(n);
-  stats::switch_group pod{9, std::vector<std::uint8_t>(n, 0)};
-  for (std::uint32_t r = 0; r < n; ++r) {
-    node_of[r] = static_cast<std::int32_t>(r);
-    pod.members[r] = r < 40;
-  }
-  auto bw = stats::square<double>(n, 100);
-  for (std::uint32_t r = 0; r < 40; ++r) {
-    for (std::uint32_t p = 40; p < n; ++p) bw.at(r, p) = bw.at(p, r) = r >= 30 && r < 38 ? 0.5 : r + 1.0;
-  }
-  const std::vector<stats::outlier> up{
-      {stats::outlier_kind::uplink, stats::outlier_basis::noise, 9, -1, -1, 40, NAN, 960, 0}};
-  const std::vector<stats::switch_group> uplinks{pod};
-  const auto sides = stats::named_sides(up, node_of, {}, n, uplinks, &bw);
-  std::set<std::uint32_t> ranks;
-  for (const auto& side : sides) {
-    REQUIRE_FALSE(side.empty());
-    const bool sends = side.front().first < 40;
-    ranks.insert(sends ? side.front().first : side.front().second);
-    CHECK(side.size() == 24);  // every partner outside the pod
-  }
-  CHECK(sides.size() == 32);  // 16 ranks, both ways
-  CHECK(ranks.size() == 16);
-  for (std::uint32_t r = 30; r < 38; ++r) CHECK(ranks.contains(r));  // the slowest through it
-  std::size_t others = 0;
-  for (auto r : ranks) others += r < 30 || r >= 38;
-  CHECK(others == 8);
-  CHECK(ranks.contains(0));  // the spread runs over the rest from its slowest: rank 0, at 1
-  // without the run's rates, the same 16 (its first ranks by rate ties: by index)
-  CHECK(stats::named_sides(up, node_of, {}, n, uplinks).size() == 32);
-}
-
-TEST_CASE("plan: every named side gets its pairs retested, whatever the cap") {
-  // CI's rail cluster, 2026-11-26: node2 named for its receives beside its NIC's sends, 13
-  // pairs cut to 2N = 12 slowest first; none of rank 2's receives went again, so the retest
-  // could not clear the node, and it was counted beside the NIC
-  const std::vector<std::int32_t> node_of{0, 0, 1, 1, 2, 2}, rail_of{0, 1, 0, 1, 0, 1};
-  const auto nics = stats::nic_groups(node_of, rail_of);
-  stats::square<double> bw(6, NAN);
-  stats::square<std::uint8_t> flags(6, 0);
-  stats::square<std::int32_t> round(6, 0);
-  for (std::uint32_t a = 0; a < 6; ++a)
-    for (std::uint32_t b = 0; b < 6; ++b)
-      if (a != b) bw.at(a, b) = 100.0 + a + b;
-  for (std::uint32_t b : {0u, 1u, 2u, 4u, 5u}) bw.at(3, b) = 10;  // the NIC's sends
-  for (std::uint32_t a : {0u, 1u, 4u, 5u}) bw.at(a, 3) = 20;      // its receives, ACKs queued behind
-  for (std::uint32_t a : {0u, 1u, 4u, 5u}) bw.at(a, 2) = 85;      // rank 2's receives, mildly low
-  bw.at(0, 4) = bw.at(4, 0) = 30;                                 // and slow pairs elsewhere
-  const std::vector<stats::outlier> found{
-      {stats::outlier_kind::nic, stats::outlier_basis::noise, 1, -1, 1, 10, NAN, 5, 0},
-      {stats::outlier_kind::node, stats::outlier_basis::noise, 1, -1, -1, NAN, 60, 8, 0}};
-  const auto named = stats::named_sides(found, node_of, nics, 6);
-  REQUIRE(named.size() == 3);  // rank 3's sends; rank 2's and rank 3's receives
-  const auto p = stats::plan_retest(bw, flags, round, stats::pair_classes(6, node_of, {}, nics), 90, 6, 4, named);
-  const auto count = [&](auto pred) { return std::ranges::count_if(p.slow, [&](const auto& q) { return pred(q); }); };
-  CHECK(count([](const auto& q) { return q.first == 3; }) == 4);  // a side: its slowest 4
-  CHECK(count([](const auto& q) { return q.second == 2 && q.first != 3; }) == 4);
-  CHECK(count([](const auto& q) { return q.second == 3; }) == 4);
-  CHECK(p.slow.size() == 12);  // over the cap of 6: the named sides are all there, nothing else
-  for (const auto& q : p.controls) {
-    CAPTURE(q.first);
-    CAPTURE(q.second);
-    CHECK((q.first != 3 && q.second != 2 && q.second != 3));  // on no named side
-  }
-}
-
 namespace {
 // A spread-like run on 6 one-rank nodes: each rank met two partners (r + 1, r + 2), the rest
 // unmeasured; rank 0's sends to the two it met slow, in the run and alone (their path, e.g. a
@@ -494,27 +399,6 @@ struct spread6 {
 };
 }  // namespace
 
-TEST_CASE("plan, spread: a named side also meets fresh partners, on other nodes and on no named side") {
-  const spread6 s;
-  const stats::pair_classes classes(6, s.node_of);
-  const std::vector<stats::outlier> found{
-      {stats::outlier_kind::rank, stats::outlier_basis::noise, 0, 0, -1, 35, NAN, 2, 0},
-      {stats::outlier_kind::rank, stats::outlier_basis::noise, 4, 4, -1, NAN, 60, 2, 0}};
-  const auto named = stats::named_sides(found, s.node_of, {}, 6);
-  const auto without = stats::plan_retest(s.bw, s.flags, s.round, classes, 90, 12, 2, named);
-  for (const auto& [a, b] : without.slow) CHECK(s.round.at(a, b) >= 0);  // only what the run measured
-  const auto with = stats::plan_retest(s.bw, s.flags, s.round, classes, 90, 12, 2, named, 4);
-  std::set<std::pair<std::uint32_t, std::uint32_t>> fresh;
-  for (const auto& q : with.slow)
-    if (s.round.at(q.first, q.second) < 0) fresh.insert(q);
-  // rank 0's sends: to 3 and 5 (4 is named, 1 and 2 were met); rank 4's receives: from 1 and 5
-  // (0 is named, 2 and 3 were met)
-  CHECK(fresh == std::set<std::pair<std::uint32_t, std::uint32_t>>{{0, 3}, {0, 5}, {1, 4}, {5, 4}});
-  CHECK(with.slow.size() == without.slow.size() + fresh.size());
-  const auto one = stats::plan_retest(s.bw, s.flags, s.round, classes, 90, 12, 2, named, 1);
-  CHECK(std::ranges::count_if(one.slow, [&](const auto& q) { return s.round.at(q.first, q.second) < 0; }) == 2);
-}
-
 TEST_CASE("spread: a rank slow only toward the partners it met is cleared by fresh partners alone") {
   const auto verdict_of = [](const spread6& s) {
     const stats::pair_classes classes(6, s.node_of);
@@ -528,7 +412,7 @@ TEST_CASE("spread: a rank slow only toward the partners it met is cleared by fre
     m.round = s.round;
     const stats::model_settings ms{.alpha = 1e-3, .slow_pct = 90};
     const std::vector<std::int32_t> rail_of(6, 0);
-    const auto plan = stats::plan_full_retest(m, classes, ms, found, s.node_of, rail_of, {}, true);
+    const auto plan = stats::plan_full_retest(m, classes, ms, found, s.node_of, rail_of, {});
     std::vector<stats::judged_run> runs{{0, "spread 4 KiB", &rep, true, {}}};
     runs[0].alone = stats::judge_retest(plan.pairs, s.bw, s.alone, 90, classes);
     runs[0].parts = stats::judge_model_retest(plan.model, s.alone, classes, ms, 1.0);

@@ -154,10 +154,11 @@ TEST_CASE("with --retest, emulated healthy jobs rarely count a cause; a real fab
   CHECK(retested.false_jobs <= 6);
   CHECK(3 * retested.false_jobs < once.false_jobs);
   CHECK(retested.retested > 0);
-  // a real NIC fabric's pairs alone agree to about 1 %: a node at 85 % alone is beyond that and
-  // above the slow bound, undecided, so the retest does not clear what the run found
+  // a real NIC fabric's pairs alone agree to about 1 %: a node at 85 % alone is below --slow
+  // beyond chance and counted (the model names it in 93-94 % of 4 000 simulated jobs, one of its
+  // ranks instead in 2 %: the same node drained)
   const auto sick = sim::run_jobs(f, sim::nic_noise(), sim::parse_fault("node:85"), 200, 22, 0, 0, true);
-  CHECK(sick.named >= 190);
+  CHECK(sick.named >= 180);
   const auto healthy = sim::run_jobs(f, sim::nic_noise(), {}, 300, 23, 0, 0, true);
   CHECK(healthy.false_jobs == 0);
 }

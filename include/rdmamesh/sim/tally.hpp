@@ -22,11 +22,10 @@ struct judged {
   std::size_t alone = 0;       // pairs the retest measured alone (slow, fresh and controls)
 };
 
-// --retest, simulated: what the pairs the retest plans measure alone (generate_alone), and
-// whether the run met each rank's partners by chance (spread), as stats::plan_job_retest takes.
+// --retest, simulated: what the pairs the retest plans measure alone (generate_alone), and the
+// level the model judges them at.
 struct retest_source {
   std::function<stats::square<double>(const stats::pair_list&)> alone;
-  bool met_few = false;
   double false_alarm = 0;  // --false-alarm, as a fraction
 };
 

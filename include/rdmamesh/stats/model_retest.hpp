@@ -9,14 +9,12 @@
 // the run's evidence with the alone rows would let one run's lottery outvote them. The pairs
 // alone are drawn after the choice and independently of it, so their tests are valid whatever
 // chose them, and Holm's step-down over the parts retested keeps the chance of counting any
-// healthy part in a job at most alpha. The noise of pairs alone is one robust scale over the
-// whole retest (every control about its class, every smallest part's pairs about its effect).
-// Parts inside a screened one are retested too, only to name: one counts (at alpha) only inside
-// a counted whole, which it moves no drain out of. A part is counted when the test rejects "at least --slow %
-// of the healthy alone" (an interval null: a part 2 % slow is healthy by --slow's definition, so
-// no significance on a long run drains it), cleared when its 95 % interval lies above --slow, and
-// undecided otherwise: nothing is counted or drained on it (unlike today's fold, where an
-// undecided retest leaves the run's reading standing).
+// healthy part in a job at most alpha. Parts inside a screened one are retested too, only to name: one counts (at
+// alpha) only inside a counted whole, which it moves no drain out of. A part is counted when the test rejects "at least
+// --slow % of the healthy alone" (an interval null: a part 2 % slow is healthy by --slow's definition, so no
+// significance on a long run drains it), cleared when its 95 % interval lies above --slow, and undecided otherwise:
+// nothing is counted or drained on it (unlike today's fold, where an undecided retest leaves the run's reading
+// standing).
 #pragma once
 
 #include <cstdint>
@@ -76,9 +74,8 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
                                                const pair_classes& classes, const model_settings& s, double floor_bps,
                                                std::span<const std::pair<std::uint32_t, std::uint32_t>> held = {});
 
-// The retest rdmamesh runs after a run (--retest, and the simulator's): today's pairs
-// (plan_job_retest: the slow and named pairs, each judged alone by judge_retest, the links' and
-// uplinks' evidence) and, where `s.alpha` > 0 (--false-alarm), the model's parts
+// The retest rdmamesh runs after a run (--retest, and the simulator's): the run's slow pairs
+// (plan_job_retest, each judged alone by judge_retest: the links' evidence) and the model's parts
 // (plan_model_retest, every part holding a rank the finder named in `found` screened too), each
 // pair measured once: `pairs` holds them all.
 struct full_retest {
@@ -87,7 +84,7 @@ struct full_retest {
 };
 full_retest plan_full_retest(const run_matrices& m, const pair_classes& classes, const model_settings& s,
                              std::span<const outlier> found, std::span<const std::int32_t> node_of,
-                             std::span<const std::int32_t> rail_of, std::span<const nic_group> nics, bool met_few,
+                             std::span<const std::int32_t> rail_of, std::span<const nic_group> nics,
                              std::span<const switch_group> uplinks = {});
 
 // The t quantile: the t for which P(T > t) = p, `dof` degrees of freedom.

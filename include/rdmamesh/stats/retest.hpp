@@ -27,46 +27,24 @@ struct retest_plan {
   pair_list controls;  // the measured pairs nearest the run's median
 };
 
-// From a run's send bandwidth: the slowest few (4) measured, unfailed pairs of each side in
-// `named` (the sides the run's finder named for its ranks, NICs and nodes, which it judged
-// against their cohorts, not the run's median: the retest then confirms or clears each), then
-// the pairs below `slow_pct` % of their class's median pair, slowest first, to at most
-// `max_slow` in all (the named sides' pairs whatever the cap); and for each class (`class_of`)
-// of those, up to `controls` healthy pairs of that class (more where the slow pairs span one
-// class: eight in all, of pairs as clear of their ranks as the clearest), on no named side,
-// nearest its median, that share no rank with a slow pair where possible (any class's where none
-// of theirs is healthy). Empty `slow` when nothing is slow. With `fresh` > 0 (a run where each
-// rank met a few partners: --pattern spread), each named side also goes to up to `fresh`
-// partners it did not meet in the run, on other nodes and on no named side, after the slowest
-// (`slow` then holds pairs the run never measured): a part slow only toward the partners it
-// happened to meet is cleared by the rest, so one bad partner cannot drain a good node. A pair
-// through one of `sampled_uplinks` (named uplinks, their ranks' sides in `named`) goes only as
-// part of that sample: under a pod's uplink every pair through it is slow, thousands of them.
+// From a run's send bandwidth: the pairs below `slow_pct` % of their class's median pair,
+// slowest first, to at most `max_slow`, each judged alone by judge_retest (a link's evidence: a
+// rank's, NIC's or node's is the model's, stats/model_retest.hpp); and for each class
+// (`class_of`) of those, up to `controls` healthy pairs of that class (more where the slow pairs
+// span one class: eight in all, of pairs as clear of their ranks as the clearest), nearest its
+// median, that share no rank with a slow pair where possible (any class's where none of theirs
+// is healthy). Empty `slow` when nothing is slow. A pair through one of `named_uplinks` is that
+// uplink's evidence and is not among them.
 retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& flags, const square<std::int32_t>& round,
                         const pair_classes& class_of, double slow_pct, std::size_t max_slow, std::size_t controls,
-                        std::span<const pair_list> named = {}, std::size_t fresh = 0,
-                        std::span<const switch_group> sampled_uplinks = {});
+                        std::span<const switch_group> named_uplinks = {});
 
-// The retest a job runs after a run (rdmamesh --retest, and the simulator's): every side the
-// finder named in `found`, then the pairs below --slow % of their class's median, 2 x N slow
-// pairs at most (a slow rank's row and column), 4 controls per class of them (8 in all where as
-// clear ones exist), and after a run where each rank met a few partners by chance (`met_few`:
-// --pattern spread) 4 fresh partners per named side, so that a part slow only toward a bad
-// partner is cleared, not drained. `uplinks` (--topology): a named uplink's ranks' sides too.
+// The pairs a job retests after a run (rdmamesh --retest, and the simulator's), beside the
+// model's parts: 2 x N slow pairs at most (a slow rank's row and column), 4 controls per class of
+// them (8 in all where as clear ones exist); `uplinks` (--topology): the uplinks named in `found`.
 retest_plan plan_job_retest(const square<double>& bw, const square<std::uint8_t>& flags,
                             const square<std::int32_t>& round, const pair_classes& class_of, double slow_pct,
-                            std::span<const outlier> found, std::span<const std::int32_t> node_of,
-                            std::span<const nic_group> nics, bool met_few, std::span<const switch_group> uplinks = {});
-
-// The sides the finder named for its rank, NIC and node causes (noise or --expect): one list per
-// rank of a cause and side, the pairs out of it (sends) or into it (receives), measured or not.
-// For a named uplink (found in `uplinks`), both sides through it of each rank under it: the
-// verdict tells a node's own port from its leaf's uplink by them (an uplink slows every node's
-// pairs through it alone, a port only its own); under a large switch, 16 of its ranks (with the
-// run's `bw`: the 8 slowest through it, and 8 spread over the rest).
-std::vector<pair_list> named_sides(std::span<const outlier> found, std::span<const std::int32_t> node_of,
-                                   std::span<const nic_group> nics, std::uint32_t n,
-                                   std::span<const switch_group> uplinks = {}, const square<double>* bw = nullptr);
+                            std::span<const outlier> found, std::span<const switch_group> uplinks = {});
 
 struct retest_verdict {
   std::uint32_t src = 0, dst = 0;
