@@ -261,10 +261,9 @@ part_fit fit_part(const model_cause& part, const pair_list& side, const model_re
 
 // The part's interval and its test under the interval null "at least --slow % alone".
 // Each part's noise is read from its own residuals (a robust scale of its controls and its pairs),
-// not from one scale for the whole retest: on the emulated cluster the retest's pairs alone are
-// no single population (its controls of one path read 45-216 % of their median in one job), and
-// a scale pooled over all of them widened every part's interval until a port at half was
-// undecided in three jobs of four, where its own named it in four of four.
+// not from one scale for the whole retest: pairs alone across a retest are no single population
+// (node pairs and paths differ alone), and a pooled scale widens every part's interval by the
+// spread between them, which says nothing of this part's pairs.
 void test_part(part_fit& f, double slow) {
   lasting_effect& out = f.l;
   const double scale = f.residuals.empty() ? nan : mad_scale(f.residuals, 0), dof = f.dof;
