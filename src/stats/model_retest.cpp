@@ -66,19 +66,23 @@ void add_fresh(pair_list& side, const model_cause& p, const run_matrices& m, std
                std::span<const std::uint8_t> named, std::size_t most) {
   const std::uint32_t n = m.tx_bw.n;
   if (side.size() >= most) return;
+  const std::size_t need = most - side.size();
+  std::vector<std::uint32_t> members;
+  for (std::uint32_t r = 0; r < n; ++r)
+    if (p.member[r]) members.push_back(r);
   std::set<std::pair<std::uint32_t, std::uint32_t>> have(side.begin(), side.end());
-  std::vector<pair_list> by_member(2);  // [0]: toward unnamed partners, [1]: named ones
-  for (std::uint32_t k = 1; k < n; ++k) {
-    for (std::uint32_t r = 0; r < n; ++r) {
+  std::vector<pair_list> by_named(2);  // [0]: toward unnamed partners, [1]: named ones
+  // offsets in turn from each member; enough unnamed partners end the search
+  for (std::uint32_t k = 1; k < n && by_named[0].size() < need; ++k) {
+    for (const std::uint32_t r : members) {
       const std::uint32_t o = (r + k) % n;
-      if (!p.member[r] || p.member[o] || (r < node_of.size() && o < node_of.size() && node_of[r] == node_of[o]))
-        continue;
+      if (p.member[o] || (r < node_of.size() && o < node_of.size() && node_of[r] == node_of[o])) continue;
       const auto ab = p.sends ? std::pair{r, o} : std::pair{o, r};
       if (std::isfinite(m.tx_bw.at(ab.first, ab.second)) || have.contains(ab)) continue;
-      by_member[o < named.size() && named[o] ? 1 : 0].push_back(ab);
+      by_named[o < named.size() && named[o] ? 1 : 0].push_back(ab);
     }
   }
-  for (const auto& fresh : by_member)
+  for (const auto& fresh : by_named)
     for (const auto& ab : fresh)
       if (side.size() < most) side.push_back(ab);
 }
@@ -170,7 +174,8 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::
   for (std::size_t i = 0; i < plan.parts.size(); ++i) take[i] = screened(plan.parts[i]) ? 1 : 0;
   for (std::size_t i = 0; i < plan.parts.size(); ++i)
     for (std::size_t o = 0; o < plan.parts.size() && !take[i]; ++o)
-      if (take[o] == 1 && inside(plan.parts[i], plan.parts[o])) take[i] = 2;
+      if (take[o] == 1 && plan.parts[i].node == plan.parts[o].node && inside(plan.parts[i], plan.parts[o]))
+        take[i] = 2;                        // (a part lies inside one of its own node only: the cheap test first)
   std::vector<std::uint8_t> suspect(n, 0);  // in a part the run chose
   for (std::size_t i = 0; i < plan.parts.size(); ++i)
     for (std::uint32_t r = 0; r < n && take[i] == 1; ++r) suspect[r] |= plan.parts[i].member[r];
@@ -392,9 +397,11 @@ full_retest plan_full_retest(const run_matrices& m, const pair_classes& classes,
   std::erase_if(out.pairs.controls, [&](const auto& p) { return slow.contains(p); });
   const std::set<std::pair<std::uint32_t, std::uint32_t>> controls(out.pairs.controls.begin(),
                                                                    out.pairs.controls.end());
+  pair_list sides;
   for (const auto& side : out.model.sides)
     for (const auto& p : side)
-      if (!controls.contains(p)) add_pairs(out.pairs.slow, {p});
+      if (!controls.contains(p)) sides.push_back(p);
+  add_pairs(out.pairs.slow, sides);
   return out;
 }
 
