@@ -162,7 +162,7 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::
   const auto screened = [&](const model_cause& p) {
     if (p.effect < slow) return true;
     for (std::uint32_t r = 0; r < n; ++r)
-      if (p.member[r] && r < named.size() && named[r]) return true;
+      if (p.member[r] && r < named.size() && (named[r] & (p.sends ? named_sends : named_receives)) != 0) return true;
     const auto& e = p.sends ? rank_send : rank_recv;
     for (std::uint32_t r = 0; r < n; ++r)
       if (p.member[r] && e[r] < slow) return true;
@@ -381,6 +381,20 @@ void add_pairs(pair_list& into, const pair_list& more) {
 
 }  // namespace
 
+std::vector<std::uint8_t> named_sides(std::span<const outlier> found, std::span<const std::int32_t> node_of,
+                                      std::span<const nic_group> nics, std::uint32_t n) {
+  std::vector<std::uint8_t> out(n, 0);
+  for (const auto& o : found) {
+    // a cause names a side by its figure (NaN: that side was not named); one with neither, both
+    const std::uint8_t sides =
+        (std::isnan(o.send_pct) ? 0 : named_sends) | (std::isnan(o.recv_pct) ? 0 : named_receives);
+    const auto ranks = named_ranks(std::span(&o, 1), node_of, nics, n);
+    for (std::uint32_t r = 0; r < n; ++r)
+      if (ranks[r]) out[r] |= sides != 0 ? sides : named_sends | named_receives;
+  }
+  return out;
+}
+
 full_retest plan_full_retest(const run_matrices& m, const pair_classes& classes, const model_settings& s,
                              std::span<const outlier> found, std::span<const std::int32_t> node_of,
                              std::span<const std::int32_t> rail_of, std::span<const nic_group> nics,
@@ -388,7 +402,7 @@ full_retest plan_full_retest(const run_matrices& m, const pair_classes& classes,
   full_retest out;
   out.pairs = plan_job_retest(m.tx_bw, m.flags, m.round, classes, s.slow_pct, found, uplinks);
   if (!(s.alpha > 0)) return out;
-  out.model = plan_model_retest(m, node_of, rail_of, classes, s, 8, 8, named_ranks(found, node_of, nics, m.tx_bw.n));
+  out.model = plan_model_retest(m, node_of, rail_of, classes, s, 8, 8, named_sides(found, node_of, nics, m.tx_bw.n));
   // a pair slow or named is judged as such (judge_retest), not as a control; a pair of a part's
   // side that is another part's control stays a control (measured once, read both ways), so
   // that a retest whose every pair some part holds still has controls to judge pairs against

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "rdmamesh/stats/model_retest.hpp"
@@ -155,13 +156,39 @@ TEST_CASE("model retest: the ranks the run named are retested, whatever the run 
   const stats::model_settings s{.alpha = 1e-3, .slow_pct = 90};
   const auto m = mesh({0, 0, 0, 0, 0, 0}, 0.01, 81);
   const auto plain = stats::plan_model_retest(m, three_by_two, {}, classes, s);
-  const std::vector<std::uint8_t> named{0, 0, 0, 0, 1, 0};  // rank 4
+  const std::vector<std::uint8_t> named{0, 0, 0, 0, stats::named_sends, 0};  // rank 4, for its sends
   const auto flagged = stats::plan_model_retest(m, three_by_two, {}, classes, s, 8, 8, named);
   const auto holds4 = [&](const stats::model_retest_plan& p) {
     return std::ranges::any_of(p.screened, [&](std::size_t i) { return p.parts[i].member[4] == 1; });
   };
   CHECK_FALSE(holds4(plain));
   CHECK(holds4(flagged));
+}
+
+TEST_CASE("model retest: a side the run named is retested, the other side only where the run read it slow") {
+  const stats::pair_classes classes(6, three_by_two);
+  const stats::model_settings s{.alpha = 1e-3, .slow_pct = 90};
+  // the finder named node 2 for its sends (its receives' figure NaN: not named)
+  const stats::outlier sends_only{stats::outlier_kind::node, stats::outlier_basis::noise, 2, -1, -1, 40, NAN, 8, 0};
+  const auto named = stats::named_sides(std::span(&sends_only, 1), three_by_two, {}, 6);
+  CHECK(named == std::vector<std::uint8_t>{0, 0, 0, 0, stats::named_sends, stats::named_sends});
+  const auto m = mesh({0, 0, 0, 0, std::log(0.4), std::log(0.4)}, 0.01, 91);
+  const auto plan = stats::plan_model_retest(m, three_by_two, {}, classes, s, 8, 8, named);
+  const auto screened_of_node2 = [&](bool sends) {
+    return std::ranges::count_if(
+        plan.screened, [&](std::size_t i) { return plan.parts[i].node == 2 && plan.parts[i].sends == sends; });
+  };
+  CHECK(screened_of_node2(true) == 3);   // the node's sends and each of its ranks'
+  CHECK(screened_of_node2(false) == 0);  // its receives read fine and were not named: no test spent on them
+  // both sides named: both retested
+  stats::outlier both = sends_only;
+  both.recv_pct = 60;
+  const auto named_both = stats::named_sides(std::span(&both, 1), three_by_two, {}, 6);
+  CHECK(named_both[4] == (stats::named_sends | stats::named_receives));
+  const auto plan_both = stats::plan_model_retest(m, three_by_two, {}, classes, s, 8, 8, named_both);
+  CHECK(std::ranges::count_if(plan_both.screened, [&](std::size_t i) {
+          return plan_both.parts[i].node == 2 && !plan_both.parts[i].sends;
+        }) == 3);
 }
 
 TEST_CASE("model retest: a path is the uplinks a pair crosses and which way, not how many") {

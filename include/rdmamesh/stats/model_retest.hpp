@@ -42,8 +42,10 @@ struct model_retest_plan {
 // The retest of a run judged by the model: up to `per_side` of each screened part's pairs, and for
 // each, up to `controls` pairs of each of their paths that do not touch it (clear of the other
 // screened parts first).
-// `named`, by rank: in a rank, NIC or node cause the run's finder named (named_ranks): every part
-// holding one is screened too, so that the retest decides what the run named.
+// `named`, by rank: the sides of the rank, NIC or node causes the run's finder named it in
+// (named_sides' bits): every part holding one on such a side is screened too, so that the retest
+// decides what the run named. A side the run did not name, and did not read below --slow, is no
+// choice of the run's: testing it too would only widen Holm's family.
 model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::int32_t> node_of,
                                     std::span<const std::int32_t> rail_of, const pair_classes& classes,
                                     const model_settings& s, std::size_t per_side = 8, std::size_t controls = 8,
@@ -78,6 +80,12 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
 // (plan_job_retest, each judged alone by judge_retest: the links' evidence) and the model's parts
 // (plan_model_retest, every part holding a rank the finder named in `found` screened too), each
 // pair measured once: `pairs` holds them all.
+// By rank, the sides the finder named it in (a rank, NIC or node cause of `found`): bit
+// named_sends for its sends, named_receives for its receives; 0 where it is in none.
+constexpr std::uint8_t named_sends = 1, named_receives = 2;
+std::vector<std::uint8_t> named_sides(std::span<const outlier> found, std::span<const std::int32_t> node_of,
+                                      std::span<const nic_group> nics, std::uint32_t n);
+
 struct full_retest {
   retest_plan pairs;
   model_retest_plan model;
