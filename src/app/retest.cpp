@@ -107,7 +107,7 @@ bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size
     earlier = c.book.last();
     if (earlier && earlier->retest_of == retested && !earlier->interrupted) {
       const std::set<std::pair<std::uint32_t, std::uint32_t>> controls(model->controls.begin(), model->controls.end());
-      for (const auto& p : stats::followup_pairs(*model, earlier->retest_parts))
+      for (const auto& p : stats::followup_pairs(*model, earlier->retest_parts, model_settings_of(c.o)))
         (controls.contains(p) ? again.controls : again.slow).push_back(p);
     }
   }

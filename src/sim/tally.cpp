@@ -125,7 +125,7 @@ judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std
       const double floor_bps = static_cast<double>(size) / 2;
       run.parts = stats::judge_model_retest(plan.model, stages, stats::retest_stages, classes, ms, floor_bps);
       // the second look at the parts the first stage left undecided, as app/retest.cpp runs it
-      if (const auto again = stats::followup_pairs(plan.model, run.parts); !again.empty()) {
+      if (const auto again = stats::followup_pairs(plan.model, run.parts, ms); !again.empty()) {
         stages.push_back(retest->alone(again, 1));
         j.alone += again.size();
         run.parts = stats::judge_model_retest(plan.model, stages, stats::retest_stages, classes, ms, floor_bps);

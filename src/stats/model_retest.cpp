@@ -346,11 +346,15 @@ void settle(std::vector<lasting_effect>& judged, const model_retest_plan& plan, 
 namespace {
 
 // The parts a stage leaves open for the next: the chosen parts it left undecided (neither counted,
-// cleared, nor held back by their host), and the parts inside them not yet counted.
-std::vector<std::uint8_t> still_open(const model_retest_plan& plan, std::span<const lasting_effect> judged) {
+// cleared, nor held back by their host) that read below --slow, the only ones more pairs could
+// count (one above it could only be cleared, which drains nothing either way), and the parts
+// inside them not yet counted.
+std::vector<std::uint8_t> still_open(const model_retest_plan& plan, std::span<const lasting_effect> judged,
+                                     double slow) {
   std::vector<std::uint8_t> open(judged.size(), 0);
   for (std::size_t i = 0; i < judged.size(); ++i)
-    open[i] = !plan.naming[i] && !judged[i].counted && !judged[i].cleared && !judged[i].held_back;
+    open[i] =
+        !plan.naming[i] && !judged[i].counted && !judged[i].cleared && !judged[i].held_back && judged[i].effect < slow;
   for (std::size_t i = 0; i < judged.size(); ++i) {
     if (!plan.naming[i] || judged[i].counted) continue;
     for (std::size_t o = 0; o < judged.size() && !open[i]; ++o)
@@ -373,6 +377,7 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, st
   std::vector<lasting_effect> out;
   for (std::size_t i = 0; i < plan.screened.size(); ++i) out.push_back({plan.parts[plan.screened[i]]});
   std::vector<std::uint8_t> open(out.size(), 1);
+  const auto chosen = static_cast<std::size_t>(std::ranges::count(plan.naming, std::uint8_t{0}));
   for (std::size_t k = 0; k < stages.size(); ++k) {
     for (std::size_t i = 0; i < out.size(); ++i) {
       if (!open[i]) continue;
@@ -382,13 +387,15 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, st
       out[i] = std::move(f.l);
       out[i].stages = k + 1;
     }
-    // Holm over the parts the run chose still open: the i-th smallest p against level / (m - i)
+    // Holm over every part the run chose, the i-th smallest p against level / (m - i), a part not
+    // open at this stage taken at p 1: which parts a stage leaves open depends on its data, and a
+    // p of 1 where a part was not looked at again keeps each part's p valid whatever chose them
     std::vector<std::size_t> order;
     for (std::size_t i = 0; i < out.size(); ++i)
       if (open[i] && !plan.naming[i]) order.push_back(i);
     std::ranges::stable_sort(order, {}, [&](std::size_t i) { return out[i].p_slow; });
     for (std::size_t r = 0; r < order.size(); ++r) {
-      if (!(out[order[r]].p_slow < level / static_cast<double>(order.size() - r))) break;
+      if (!(out[order[r]].p_slow < level / static_cast<double>(chosen - r))) break;
       out[order[r]].counted = true;
     }
     // a part retested only to name inside a counted one counts at the level alone: which part of
@@ -398,14 +405,15 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, st
       out[i].counted = std::ranges::any_of(
           out, [&](const lasting_effect& o) { return o.counted && !(&o == &out[i]) && inside(out[i].part, o.part); });
     }
-    open = still_open(plan, out);
+    open = still_open(plan, out, slow);
   }
   settle(out, plan, slow, level);
   return out;
 }
 
-pair_list followup_pairs(const model_retest_plan& plan, std::span<const lasting_effect> judged) {
-  const auto open = still_open(plan, judged);
+pair_list followup_pairs(const model_retest_plan& plan, std::span<const lasting_effect> judged,
+                         const model_settings& s) {
+  const auto open = still_open(plan, judged, std::log(s.slow_pct / 100));
   pair_list out;
   for (std::size_t i = 0; i < open.size(); ++i)
     if (open[i]) out.insert(out.end(), plan.sides[i].begin(), plan.sides[i].end());

@@ -186,17 +186,22 @@ TEST_CASE("model retest: a part the first stage left undecided is decided by its
   for (std::uint64_t seed = 102; seed < 160 && stages.empty(); ++seed) {
     auto a = alone(plan, {0, 0, std::log(0.7), std::log(0.7), 0, 0}, 0.3, seed);
     first = stats::judge_model_retest(plan, std::span(&a, 1), stats::retest_stages, classes, s, 1.0);
-    if (node1(first) < first.size() && !first[node1(first)].counted && !first[node1(first)].cleared)
+    const auto i = node1(first);
+    if (i < first.size() && !first[i].counted && !first[i].cleared && first[i].effect < std::log(0.9))
       stages.push_back(a);
   }
-  REQUIRE(stages.size() == 1);  // an undecided first stage
+  REQUIRE(stages.size() == 1);  // an undecided first stage, reading below --slow
   // the second look: the pairs of the parts still open (node 1's and its ranks'), and every control
-  const auto again = stats::followup_pairs(plan, first);
+  const auto again = stats::followup_pairs(plan, first, s);
   const std::set<std::pair<std::uint32_t, std::uint32_t>> measured(again.begin(), again.end());
   const auto i = node1(first);
   CHECK(std::ranges::all_of(plan.sides[i], [&](const auto& p) { return measured.contains(p); }));
   CHECK(std::ranges::all_of(plan.controls, [&](const auto& p) { return measured.contains(p); }));
   CHECK(measured.size() == again.size());  // each once
+  // undecided parts that read above --slow are not looked at again: more pairs could only clear them
+  auto above = first;
+  for (auto& l : above) l.effect = std::max(l.effect, std::log(0.95));
+  CHECK(stats::followup_pairs(plan, above, s).empty());
   // its pairs alone read 60 %, tightly, the second time: counted on both stages' pairs
   stages.push_back(alone(plan, {0, 0, std::log(0.6), std::log(0.6), 0, 0}, 0.05, 161));
   const auto both = stats::judge_model_retest(plan, stages, stats::retest_stages, classes, s, 1.0);
@@ -223,7 +228,7 @@ TEST_CASE("model retest: healthy parts stay uncounted over both stages") {
                                                three_by_two, {}, classes, s);
     std::vector<stats::square<double>> stages{alone(plan, {0, 0, 0, 0, 0, 0}, 0.25, seed + 1000)};
     auto parts = stats::judge_model_retest(plan, stages, stats::retest_stages, classes, s, 1.0);
-    if (!stats::followup_pairs(plan, parts).empty()) {
+    if (!stats::followup_pairs(plan, parts, s).empty()) {
       ++second_looks;
       stages.push_back(alone(plan, {0, 0, 0, 0, 0, 0}, 0.25, seed + 2000));
       parts = stats::judge_model_retest(plan, stages, stats::retest_stages, classes, s, 1.0);

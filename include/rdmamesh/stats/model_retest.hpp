@@ -77,7 +77,8 @@ struct lasting_effect {
 // A retest may take `planned` stages, the false-alarm level split evenly among them. `stages[0]`
 // holds the plan's pairs alone; each later stage the pairs followup_pairs chose after the one
 // before it: a part left undecided is judged again on every stage's pairs so far (each stage's
-// pairs read against that stage's controls), Holm over the parts still open at that stage.
+// pairs read against that stage's controls), Holm over every part the run chose (those not open
+// at that stage at p 1).
 std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, std::span<const square<double>> stages,
                                                std::size_t planned, const pair_classes& classes,
                                                const model_settings& s, double floor_bps,
@@ -97,9 +98,10 @@ inline std::vector<lasting_effect> judge_model_retest(
 }
 
 // What the next stage measures after `judged` (judge_model_retest over the stages so far): the
-// pairs of the parts the run chose that are still undecided, of the parts inside them, and every
-// control, once each. Empty: nothing is left to decide.
-pair_list followup_pairs(const model_retest_plan& plan, std::span<const lasting_effect> judged);
+// pairs of the parts the run chose that are still undecided and read below --slow, of the parts
+// inside them, and every control, once each. Empty: nothing is left that more pairs could count.
+pair_list followup_pairs(const model_retest_plan& plan, std::span<const lasting_effect> judged,
+                         const model_settings& s);
 
 // By rank, the sides the finder named it in (a rank, NIC or node cause of `found`): bit
 // named_sends for its sends, named_receives for its receives; 0 where it is in none.
