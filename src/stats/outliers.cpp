@@ -16,30 +16,34 @@
 namespace rdmamesh::stats {
 namespace {
 
-using mask = std::vector<std::uint8_t>;  // n*n, 1 = in the set
+using mask = std::vector<std::uint8_t>;  // by judged pair, 1 = in the set
 
-// What the tests read about every ordered pair, computed once per run.
+// What the tests read about every judged pair (one that ran, did not fail and measured a window),
+// computed once per run. Pairs are numbered in (sender, receiver) order: a spread run judges
+// K pairs a rank, not N, so nothing here is N x N.
 struct evidence {
   std::uint32_t n = 0;
-  mask judged;                   // ran, did not fail, measured a window
+  std::vector<std::uint32_t> src, dst;  // each judged pair's ends
+  // by rank, its judged pairs as sender (ascending: by receiver) and as receiver (by sender)
+  std::vector<std::vector<std::uint32_t>> out_of, into;
   std::vector<double> log_bw;    // log of bytes/s, the count corrected by half a quantum
   std::vector<double> expected;  // messages per byte/s: seconds / size (for the counting error)
   // its class (pair_classes: within a node or across, the uplinks and rails it crosses); the
   // round that measured it
   std::vector<int> cls, rnd;
   // the same as dense indices, so that a candidate's scores group pairs by vector, not by map
-  // (every candidate of every step re-scores all N^2 pairs): a class, and a cohort (class, round)
+  // (every candidate of every step re-scores the judged pairs): a class, and a cohort (class, round)
   std::vector<std::uint32_t> class_id, cohort_id;
   std::vector<std::uint32_t> class_of_cohort;
   std::uint32_t classes = 0, cohorts = 0;
   double quantum = 1;  // messages a count moves by (duration mode); 0: counts are exact
+  std::size_t size() const { return src.size(); }
 };
 
 void number_cohorts(evidence& ev) {
   std::map<int, std::uint32_t> classes;
   std::map<std::pair<int, int>, std::uint32_t> cohorts;
-  for (std::size_t i = 0; i < ev.judged.size(); ++i) {
-    if (!ev.judged[i]) continue;
+  for (std::size_t i = 0; i < ev.size(); ++i) {
     classes.try_emplace(ev.cls[i], 0);
     cohorts.try_emplace({ev.cls[i], ev.rnd[i]}, 0);
   }
@@ -51,10 +55,9 @@ void number_cohorts(evidence& ev) {
   }
   ev.classes = static_cast<std::uint32_t>(classes.size());
   ev.cohorts = static_cast<std::uint32_t>(cohorts.size());
-  ev.class_id.assign(ev.judged.size(), 0);
-  ev.cohort_id.assign(ev.judged.size(), 0);
-  for (std::size_t i = 0; i < ev.judged.size(); ++i) {
-    if (!ev.judged[i]) continue;
+  ev.class_id.assign(ev.size(), 0);
+  ev.cohort_id.assign(ev.size(), 0);
+  for (std::size_t i = 0; i < ev.size(); ++i) {
     ev.class_id[i] = classes.at(ev.cls[i]);
     ev.cohort_id[i] = cohorts.at({ev.cls[i], ev.rnd[i]});
   }
@@ -66,33 +69,34 @@ evidence gather(const run_matrices& m, std::uint64_t size, std::span<const std::
   evidence ev;
   const std::uint32_t n = ev.n = m.tx_bw.n;
   const pair_classes class_of(n, node_of, uplinks, nics);
-  const std::size_t nn = std::size_t{n} * n;
-  ev.judged.assign(nn, 0);
-  ev.log_bw.assign(nn, nan);
-  ev.expected.assign(nn, 0);
-  ev.cls.assign(nn, 0);
-  ev.rnd.assign(nn, -1);
+  ev.out_of.resize(n);
+  ev.into.resize(n);
   std::uint64_t q = 0;
+  std::vector<double> bw;
   for (std::uint32_t a = 0; a < n; ++a) {
     for (std::uint32_t b = 0; b < n; ++b) {
       const std::size_t i = std::size_t{a} * n + b;
       const double secs = m.tx_s.v[i];
       if (a == b || m.round.v[i] < 0 || m.flags.v[i] != 0 || !(secs > 0) || !std::isfinite(m.tx_bw.v[i])) continue;
-      ev.judged[i] = 1;
-      ev.rnd[i] = m.round.v[i];
+      const auto k = static_cast<std::uint32_t>(ev.src.size());
+      ev.src.push_back(a);
+      ev.dst.push_back(b);
+      ev.out_of[a].push_back(k);
+      ev.into[b].push_back(k);
+      ev.rnd.push_back(m.round.v[i]);
       // crossing switches or rails costs what it costs (oversubscribed uplinks, the spine; in the
       // emulation each bridge's CPU)
-      ev.cls[i] = class_of(a, b);
-      ev.expected[i] = secs / static_cast<double>(size);
+      ev.cls.push_back(class_of(a, b));
+      ev.expected.push_back(secs / static_cast<double>(size));
+      bw.push_back(m.tx_bw.v[i]);
       if (m.tx_msgs.v[i] > 0) q = std::gcd(q, m.tx_msgs.v[i]);
     }
   }
   if (max_quantum > 0) q = std::min(q, max_quantum);
   ev.quantum = counted ? static_cast<double>(std::max<std::uint64_t>(q, 1)) : 0;
   // a count of 0 reads as half a quantum: slow, but not infinitely (its error says how much)
-  for (std::size_t i = 0; i < nn; ++i) {
-    if (ev.judged[i]) ev.log_bw[i] = std::log(std::max(m.tx_bw.v[i], ev.quantum / 2 / ev.expected[i]));
-  }
+  for (std::size_t i = 0; i < ev.size(); ++i)
+    ev.log_bw.push_back(std::log(std::max(bw[i], ev.quantum / 2 / ev.expected[i])));
   number_cohorts(ev);
   return ev;
 }
@@ -149,9 +153,9 @@ struct scores {
   bool usable = false;
 };
 
-// Into `out`, whose arrays are reused: a finder scores N x N pairs for each candidate it tests.
+// Into `out`, whose arrays are reused: a finder scores the judged pairs for each candidate it tests.
 void score_into(const evidence& ev, const mask& ref, const finder_settings& s, scores& out) {
-  const std::size_t nn = ev.judged.size();
+  const std::size_t nn = ev.size();
   std::vector<std::vector<double>> by_cohort(ev.cohorts), by_class(ev.classes);
   for (std::size_t i = 0; i < nn; ++i) {
     if (!ref[i]) continue;
@@ -178,7 +182,6 @@ void score_into(const evidence& ev, const mask& ref, const finder_settings& s, s
   out.usable = false;
   std::vector<double> pooled;
   for (std::size_t i = 0; i < nn; ++i) {
-    if (!ev.judged[i]) continue;
     const double r = centre[ev.cohort_id[i]];
     if (std::isnan(r)) continue;
     out.z[i] = ev.log_bw[i] - r;
@@ -202,7 +205,13 @@ struct candidate {
   std::int32_t node, rank;
   std::vector<std::uint8_t> member;  // by rank
   bool across_only;
-  std::int32_t same = -1;  // uplink: the switch whose uplink carries the same pairs (two subtrees)
+  std::int32_t same = -1;                     // uplink: the switch whose uplink carries the same pairs (two subtrees)
+  std::vector<std::uint32_t> ranks() const {  // its members, ascending
+    std::vector<std::uint32_t> out;
+    for (std::uint32_t r = 0; r < member.size(); ++r)
+      if (member[r]) out.push_back(r);
+    return out;
+  }
 };
 
 std::vector<candidate> candidates(std::uint32_t n, std::span<const std::int32_t> node_of,
@@ -259,27 +268,17 @@ struct verdict {
 };
 
 // The judged pairs of a candidate's side that no cause covers yet, in index order. Only the
-// members' rows (sends) or columns (receives) are walked: a rank is one of N candidates.
+// members' pairs are walked: a rank is one of N candidates.
 std::vector<std::size_t> side_pairs(const evidence& ev, const candidate& c, bool sends, const mask& covered,
                                     const std::vector<double>& z) {
-  std::vector<std::uint32_t> members;
-  for (std::uint32_t r = 0; r < ev.n && r < c.member.size(); ++r)
-    if (c.member[r]) members.push_back(r);
   std::vector<std::size_t> out;
-  const auto take = [&](std::uint32_t a, std::uint32_t b) {
-    const std::size_t i = std::size_t{a} * ev.n + b;
-    if (ev.judged[i] && !covered[i] && !std::isnan(z[i]) && !(c.across_only && !pair_classes::across(ev.cls[i])))
-      out.push_back(i);
-  };
-  for (std::uint32_t a = 0; a < ev.n; ++a) {
-    if (sends && !c.member[a]) continue;
-    if (sends) {
-      for (std::uint32_t b = 0; b < ev.n; ++b)
-        if (!c.member[b]) take(a, b);
-    } else if (!c.member[a]) {
-      for (auto b : members) take(a, b);
+  for (const auto r : c.ranks()) {
+    for (const auto i : sends ? ev.out_of[r] : ev.into[r]) {
+      if (c.member[sends ? ev.dst[i] : ev.src[i]]) continue;  // within the candidate: neither side's
+      if (!covered[i] && !std::isnan(z[i]) && !(c.across_only && !pair_classes::across(ev.cls[i]))) out.push_back(i);
     }
   }
+  std::ranges::sort(out);
   return out;
 }
 
@@ -291,10 +290,8 @@ double rank_spread(const evidence& ev, const mask& ref, const std::vector<double
   for (std::uint32_t r = 0; r < ev.n; ++r) {
     for (bool sends : {true, false}) {
       std::vector<double> v;
-      for (std::uint32_t p = 0; p < ev.n; ++p) {
-        const std::size_t i = sends ? std::size_t{r} * ev.n + p : std::size_t{p} * ev.n + r;
+      for (const auto i : sends ? ev.out_of[r] : ev.into[r])
         if (ref[i] && !std::isnan(z[i])) v.push_back(z[i]);
-      }
       if (!v.empty()) medians.push_back(median_of(std::move(v)));
     }
   }
@@ -309,8 +306,8 @@ struct screen {
 
 screen make_screen(const evidence& ev, const mask& covered) {
   screen sc{std::vector<std::vector<double>>(ev.cohorts), std::vector<std::vector<double>>(ev.classes)};
-  for (std::size_t i = 0; i < ev.judged.size(); ++i) {
-    if (!ev.judged[i] || covered[i]) continue;
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    if (covered[i]) continue;
     sc.cohort[ev.cohort_id[i]].push_back(ev.log_bw[i]);
     sc.klass[ev.class_id[i]].push_back(ev.log_bw[i]);
   }
@@ -328,19 +325,16 @@ screen make_screen(const evidence& ev, const mask& covered) {
 bool may_name(const evidence& ev, const screen& sc, const candidate& c, const mask& covered, double floor) {
   std::vector<std::size_t> touching;
   std::vector<std::uint32_t> r_cohort(ev.cohorts, 0), r_class(ev.classes, 0);
-  const auto take = [&](std::uint32_t a, std::uint32_t b) {
-    const std::size_t i = std::size_t{a} * ev.n + b;
-    if (!ev.judged[i] || covered[i]) return;
+  const auto take = [&](std::size_t i) {
+    if (covered[i]) return;
     touching.push_back(i);
     ++r_cohort[ev.cohort_id[i]];
     ++r_class[ev.class_id[i]];
   };
-  for (std::uint32_t m = 0; m < ev.n; ++m) {
-    if (!c.member[m]) continue;
-    for (std::uint32_t p = 0; p < ev.n; ++p) {
-      take(m, p);                    // its row
-      if (!c.member[p]) take(p, m);  // its column, less what the row took
-    }
+  for (const auto m : c.ranks()) {
+    for (const auto i : ev.out_of[m]) take(i);  // its row
+    for (const auto i : ev.into[m])
+      if (!c.member[ev.src[i]]) take(i);  // its column, less what the row took
   }
   // per cohort: whether its pairs get a z at all (a median of three of the cohort, or of two of
   // the class, is left), and the most that median can be
@@ -360,8 +354,8 @@ bool may_name(const evidence& ev, const screen& sc, const candidate& c, const ma
   };
   std::uint32_t pairs[2] = {0, 0}, slow[2] = {0, 0};  // receives, sends
   for (auto i : touching) {
-    const bool sends = c.member[i / ev.n] && !c.member[i % ev.n];
-    const bool receives = !c.member[i / ev.n] && c.member[i % ev.n];
+    const bool sends = c.member[ev.src[i]] && !c.member[ev.dst[i]];
+    const bool receives = !c.member[ev.src[i]] && c.member[ev.dst[i]];
     if (!(sends || receives) || (c.across_only && !pair_classes::across(ev.cls[i]))) continue;
     const std::uint32_t k = ev.cohort_id[i];
     if (!seen[k]) upper(k);
@@ -382,16 +376,11 @@ struct reference {
   std::vector<double> others;  // the reference pairs of the candidate's classes, ascending
 };
 
-// Into `r`, whose arrays are reused from one candidate to the next (each is N x N: fresh ones
-// cost the kernel's zeroing of every page again).
+// Into `r`, whose arrays are reused from one candidate to the next (each holds every judged
+// pair: fresh ones cost the kernel's zeroing of every page again).
 void reference_of(const evidence& ev, const candidate& c, const mask& covered, const finder_settings& s, reference& r) {
-  r.pairs.assign(ev.judged.size(), 0);
-  for (std::uint32_t a = 0; a < ev.n; ++a) {
-    for (std::uint32_t b = 0; b < ev.n; ++b) {
-      const std::size_t i = std::size_t{a} * ev.n + b;
-      r.pairs[i] = ev.judged[i] && !covered[i] && !c.member[a] && !c.member[b];
-    }
-  }
+  r.pairs.assign(ev.size(), 0);
+  for (std::size_t i = 0; i < ev.size(); ++i) r.pairs[i] = !covered[i] && !c.member[ev.src[i]] && !c.member[ev.dst[i]];
   score_into(ev, r.pairs, s, r.sc);
   r.spread = rank_spread(ev, r.pairs, r.sc.z, s.min_spread);
   r.others.clear();
@@ -562,21 +551,21 @@ void add_failed(const run_matrices& m, outlier_report& out) {
 std::vector<outlier> below_floor(const evidence& ev, const run_matrices& m, std::span<const std::int32_t> node_of,
                                  std::span<const switch_group> uplinks, std::span<const nic_group> nics, double floor,
                                  mask& covered) {
-  const std::size_t nn = ev.judged.size();
+  const std::size_t nn = ev.size();
   std::vector<std::uint8_t> below(nn, 0);
   std::vector<double> ratio(nn, nan), all;
   std::uint32_t judged = 0, under = 0;
   for (std::size_t i = 0; i < nn; ++i) {
-    if (!ev.judged[i]) continue;
-    ratio[i] = std::log(m.tx_bw.v[i] / floor);
-    below[i] = m.tx_bw.v[i] < floor;
-    all.push_back(m.tx_bw.v[i]);
+    const double bw = m.tx_bw.at(ev.src[i], ev.dst[i]);
+    ratio[i] = std::log(bw / floor);
+    below[i] = bw < floor;
+    all.push_back(bw);
     ++judged;
     under += below[i];
   }
   if (under == 0) return {};
   if (2 * under > judged) {
-    for (std::size_t i = 0; i < nn; ++i) covered[i] |= ev.judged[i];
+    std::ranges::fill(covered, std::uint8_t{1});
     const double pct = median_of(all) / floor * 100;
     return {{outlier_kind::fabric, outlier_basis::expect, -1, -1, -1, pct, nan, under, judged - under}};
   }
@@ -586,14 +575,11 @@ std::vector<outlier> below_floor(const evidence& ev, const run_matrices& m, std:
         return against_floor(ev, c, cov, expl, below, ratio);
       },
       [](const mask&) {}, covered);
-  for (std::uint32_t a = 0; a < ev.n; ++a) {
-    for (std::uint32_t b = 0; b < ev.n; ++b) {
-      const std::size_t i = std::size_t{a} * ev.n + b;
-      if (!below[i] || covered[i]) continue;
-      covered[i] = 1;
-      found.push_back({outlier_kind::link, outlier_basis::expect, -1, static_cast<std::int32_t>(a),
-                       static_cast<std::int32_t>(b), std::exp(ratio[i]) * 100, nan, 1, 0});
-    }
+  for (std::size_t i = 0; i < nn; ++i) {
+    if (!below[i] || covered[i]) continue;
+    covered[i] = 1;
+    found.push_back({outlier_kind::link, outlier_basis::expect, -1, static_cast<std::int32_t>(ev.src[i]),
+                     static_cast<std::int32_t>(ev.dst[i]), std::exp(ratio[i]) * 100, nan, 1, 0});
   }
   return found;
 }
@@ -660,17 +646,14 @@ link_noise residuals(const evidence& ev, const mask& rest, const std::vector<dou
   for (int sweep = 0; sweep < 4; ++sweep) {
     for (bool rows : {true, false}) {
       for (std::uint32_t r = 0; r < ev.n; ++r) {
+        const auto& line = rows ? ev.out_of[r] : ev.into[r];
         std::vector<double> v;
-        for (std::uint32_t p = 0; p < ev.n; ++p) {
-          const std::size_t i = rows ? std::size_t{r} * ev.n + p : std::size_t{p} * ev.n + r;
+        for (const auto i : line)
           if (!std::isnan(out.e[i])) v.push_back(out.e[i]);
-        }
         if (v.size() < 2) continue;
         const double med = median_of(std::move(v));
-        for (std::uint32_t p = 0; p < ev.n; ++p) {
-          const std::size_t i = rows ? std::size_t{r} * ev.n + p : std::size_t{p} * ev.n + r;
+        for (const auto i : line)
           if (!std::isnan(out.e[i])) out.e[i] -= med;
-        }
       }
     }
   }
@@ -681,7 +664,7 @@ link_noise residuals(const evidence& ev, const mask& rest, const std::vector<dou
     if (std::isnan(out.e[i])) continue;
     all.push_back(out.e[i]);
     by_cohort[{ev.cls[i], ev.rnd[i]}].push_back(out.e[i]);
-    row[i / ev.n] = col[i % ev.n] = 1;
+    row[ev.src[i]] = col[ev.dst[i]] = 1;
   }
   // what the polish leaves free: pairs less a sender and a receiver effect per rank
   const auto fitted =
@@ -749,11 +732,8 @@ void join_nics(const evidence& ev, std::int32_t node, std::span<const candidate>
     for (std::uint32_t r = 0; r < ev.n; ++r) whole.member[r] |= part.member[r];
   // judged as the node would have been before its NICs were named: its pairs back in play
   mask open = covered;
-  for (std::uint32_t a = 0; a < ev.n; ++a) {
-    for (std::uint32_t b = 0; b < ev.n; ++b) {
-      if (whole.member[a] || whole.member[b]) open[std::size_t{a} * ev.n + b] = 0;
-    }
-  }
+  for (std::size_t i = 0; i < ev.size(); ++i)
+    if (whole.member[ev.src[i]] || whole.member[ev.dst[i]]) open[i] = 0;
   reference ref;
   reference_of(ev, whole, open, s, ref);
   outlier o{outlier_kind::node, outlier_basis::noise, node, -1, -1, nan, nan, 0, 0};
@@ -778,9 +758,8 @@ void join_nics(const evidence& ev, std::int32_t node, std::span<const candidate>
 void summarize(const evidence& ev, const run_matrices& m, const finder_settings& s, outlier_report& out) {
   const auto median_over = [&](auto value) {
     std::vector<double> v;
-    for (std::size_t i = 0; i < ev.judged.size(); ++i) {
-      if (ev.judged[i]) v.push_back(static_cast<double>(value(i)));
-    }
+    for (std::size_t i = 0; i < ev.size(); ++i)
+      v.push_back(static_cast<double>(value(std::size_t{ev.src[i]} * ev.n + ev.dst[i])));
     return std::pair{median_of(v), v.size()};
   };
   const auto [median, measured] = median_over([&](std::size_t i) { return m.tx_bw.v[i]; });
@@ -804,15 +783,12 @@ void summarize(const evidence& ev, const run_matrices& m, const finder_settings&
 void add_links(const evidence& ev, const mask& rest, const scores& sc, const finder_settings& s, outlier_report& out) {
   const link_noise ln = residuals(ev, rest, sc.z, s.min_spread);
   const double floor = std::log(s.slow_pct / 100);
-  for (std::uint32_t a = 0; a < ev.n; ++a) {
-    for (std::uint32_t b = 0; b < ev.n; ++b) {
-      const std::size_t i = std::size_t{a} * ev.n + b;
-      if (!rest[i] || std::isnan(ln.e[i]) || !(sc.z[i] < floor)) continue;
-      const double predicted = std::exp(ev.log_bw[i] - sc.z[i]) * ev.expected[i];
-      if (!(ln.e[i] < -s.k_link * std::hypot(ln.spread[i], counting_error(ev, predicted)))) continue;
-      out.found.push_back({outlier_kind::link, outlier_basis::noise, -1, static_cast<std::int32_t>(a),
-                           static_cast<std::int32_t>(b), std::exp(sc.z[i]) * 100, nan, 1, 0});
-    }
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    if (!rest[i] || std::isnan(ln.e[i]) || !(sc.z[i] < floor)) continue;
+    const double predicted = std::exp(ev.log_bw[i] - sc.z[i]) * ev.expected[i];
+    if (!(ln.e[i] < -s.k_link * std::hypot(ln.spread[i], counting_error(ev, predicted)))) continue;
+    out.found.push_back({outlier_kind::link, outlier_basis::noise, -1, static_cast<std::int32_t>(ev.src[i]),
+                         static_cast<std::int32_t>(ev.dst[i]), std::exp(sc.z[i]) * 100, nan, 1, 0});
   }
 }
 
@@ -829,7 +805,7 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
   summarize(ev, m, s, out);
   if (!(out.median > 0)) return out;
 
-  mask covered(ev.judged.size(), 0);
+  mask covered(ev.size(), 0);
   if (s.expect_bps > 0) {
     for (auto& o : below_floor(ev, m, node_of, uplinks, nics, s.expect_bps, covered)) out.found.push_back(o);
   }
@@ -861,8 +837,8 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
   for (const auto& [node, its] : parts) join_nics(ev, node, its, covered, s, out.found);
 
   // what no cause explains: its noise, and single pairs beyond the stricter bound
-  mask rest(ev.judged.size(), 0);
-  for (std::size_t i = 0; i < rest.size(); ++i) rest[i] = ev.judged[i] && !covered[i];
+  mask rest(ev.size(), 0);
+  for (std::size_t i = 0; i < rest.size(); ++i) rest[i] = !covered[i];
   const scores sc = score(ev, rest, s);
   out.noise = sc.spread;
   for (std::size_t i = 0; i < rest.size(); ++i) out.judged += !std::isnan(sc.z[i]);
