@@ -178,6 +178,29 @@ fault parse_fault(const std::string& text) {
   return {it->second, pct / 100};
 }
 
+namespace {
+
+// Whether the noise model drew a counted rank, NIC or node lastingly below --slow: what its ranks
+// keep of their run's effects alone (noise_model::keep), averaged over them, below the bound on
+// either side. Such a part is slow by --slow's own definition, whatever fault was injected.
+bool drawn_slow(const stats::folded_cause& c, const simulated_run& r, const noise_model& nm, double slow_pct) {
+  if (c.kind != stats::outlier_kind::rank && c.kind != stats::outlier_kind::nic && c.kind != stats::outlier_kind::node)
+    return false;
+  double send = 0, recv = 0, k = 0;
+  for (std::size_t a = 0; a < r.node_of.size(); ++a) {
+    const bool in = c.kind == stats::outlier_kind::rank  ? static_cast<std::int32_t>(a) == c.rank
+                    : c.kind == stats::outlier_kind::nic ? r.node_of[a] == c.node && r.rail_of[a] == c.peer
+                                                         : r.node_of[a] == c.node;
+    if (!in) continue;
+    send += r.send[a];
+    recv += r.recv[a];
+    k += 1;
+  }
+  return k > 0 && nm.keep * std::min(send, recv) / k < std::log(slow_pct / 100);
+}
+
+}  // namespace
+
 tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std::uint32_t jobs, std::uint64_t seed,
                double model_alpha, std::uint32_t stated_draws, bool retest, double false_alarm) {
   std::mt19937_64 g(seed);
@@ -201,7 +224,7 @@ tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std
     ++t.jobs;
     t.unjudged += model_alpha == 0 && !std::isfinite(v.report.threshold_pct);
     bool hit = false, other = false;
-    std::set<std::int32_t> drained;
+    std::set<std::int32_t> drained, slow_drained;
     for (const auto& c : v.verdict.causes) {
       if (!c.counted) continue;
       if (names_fault(c, r, x.kind)) {
@@ -213,11 +236,14 @@ tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std
       if (c.kind == stats::outlier_kind::uplink || c.kind == stats::outlier_kind::fabric) continue;  // no node drained
       const bool of_rank = c.kind == stats::outlier_kind::rank || c.kind == stats::outlier_kind::link;
       const std::int32_t node = of_rank ? r.node_of[static_cast<std::size_t>(c.rank)] : c.node;
-      if (node >= 0 && node != r.fault_node) drained.insert(node);
+      if (node < 0 || node == r.fault_node) continue;
+      drained.insert(node);
+      if (drawn_slow(c, r, nm, 90)) slow_drained.insert(node);
     }
     t.named += hit;
     t.false_jobs += other;
     t.false_nodes += drained.size();
+    t.drawn_slow_nodes += slow_drained.size();
   }
   return t;
 }

@@ -179,6 +179,24 @@ TEST_CASE("the model with its retest: healthy jobs count a part at most as often
   CHECK(nic.false_jobs <= 1);
 }
 
+TEST_CASE("the simulator tells a false drain from a part its noise model drew slow by --slow's definition") {
+  // ranks far apart in the run, one run judged alone: it drains the slowest nodes
+  auto spread_out = sim::nic_noise();
+  spread_out.sender = spread_out.receiver = 0.15;
+  const sim::fabric_shape f{.nodes = 8, .per_node = 1, .rails = 1};
+  // each keeping all of its run's effect alone: most of what is drained is lastingly slow
+  spread_out.keep = 1;
+  const auto kept = sim::run_jobs(f, spread_out, {}, 60, 41);
+  REQUIRE(kept.false_nodes > 0);
+  CHECK(2 * kept.drawn_slow_nodes > kept.false_nodes);
+  CHECK(kept.drawn_slow_nodes <= kept.false_nodes);
+  // the same runs, keeping nothing alone: the same drains, none of them slow by definition
+  spread_out.keep = 0;
+  const auto passing = sim::run_jobs(f, spread_out, {}, 60, 41);
+  CHECK(passing.false_nodes == kept.false_nodes);
+  CHECK(passing.drawn_slow_nodes == 0);
+}
+
 TEST_CASE("a fault the simulator cannot draw is refused with the form it takes") {
   CHECK_THROWS_AS(sim::parse_fault("switch:50"), std::invalid_argument);
   CHECK_THROWS_AS(sim::parse_fault("node:150"), std::invalid_argument);

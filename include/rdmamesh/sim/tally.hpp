@@ -45,9 +45,11 @@ std::string describe(const stats::folded_cause& c);
 
 struct tally {
   std::uint64_t jobs = 0;
-  std::uint64_t named = 0;                           // jobs that counted the injected fault's part
-  std::uint64_t false_jobs = 0;                      // jobs that counted anything else
-  std::uint64_t false_nodes = 0;                     // healthy nodes those causes would drain, summed over jobs
+  std::uint64_t named = 0;        // jobs that counted the injected fault's part
+  std::uint64_t false_jobs = 0;   // jobs that counted anything else
+  std::uint64_t false_nodes = 0;  // healthy nodes those causes would drain, summed over jobs
+  // ... of which the noise model drew the counted part lastingly below --slow alone (drawn_slow)
+  std::uint64_t drawn_slow_nodes = 0;
   std::uint64_t unjudged = 0;                        // jobs whose run could not be judged (too few pairs or messages)
   std::map<std::string, std::uint64_t> false_kinds;  // the wrong causes counted, by kind
   double seconds = 0;                                // spent judging
