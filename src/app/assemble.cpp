@@ -90,30 +90,19 @@ void gather_bandwidth(const context& c, const engine::core& base, rank_run& acc,
     r.retest_of = retest.index;
     const auto alone_host =
         stats::pair_host_figures(r.bw->round, host_rounds, static_cast<std::uint32_t>(acc.host_rounds.size()));
-    auto verdicts =
-        stats::judge_retest(*retest.plan, *retest.before, r.bw->tx_bw, c.o.slow_pct, c.classes, &alone_host);
+    r.retest = stats::judge_retest(*retest.plan, *retest.before, r.bw->tx_bw, c.o.slow_pct, c.classes, &alone_host);
     r.retest_controls = retest.plan->controls.size();
     r.retest_controls_pct = stats::control_pcts(*retest.plan, r.bw->tx_bw, c.classes);
     if (retest.model) {  // the model's parts, their pairs alone that their host held back left out
       stats::pair_list held;
-      std::vector<stats::square<double>> stages;
-      if (retest.earlier) {
-        for (const auto& v : retest.earlier->retest)
-          if (v.starved) held.emplace_back(v.src, v.dst);
-        stages.push_back(retest.earlier->bw->tx_bw);
-        r.retest_stage = retest.earlier->retest_stage + 1;
-      }
-      for (const auto& v : verdicts)
+      for (const auto& v : r.retest)
         if (v.starved) held.emplace_back(v.src, v.dst);
-      stages.push_back(r.bw->tx_bw);
       // a pair that moved nothing alone reads half a message over its round
       const double floor_bps = 0.5 * static_cast<double>(r.size) / std::max(retest.seconds, 1e-3);
-      r.retest_parts = stats::judge_model_retest(*retest.model, stages, stats::retest_stages, c.classes,
-                                                 model_settings_of(c.o), floor_bps, held);
+      r.retest_parts =
+          stats::judge_model_retest(*retest.model, r.bw->tx_bw, c.classes, model_settings_of(c.o), floor_bps, held);
       r.retest_alpha = c.o.false_alarm_pct / 100;
     }
-    // a second stage's pairs are the model's evidence only: each link was judged by the first
-    if (!retest.earlier) r.retest = std::move(verdicts);
   } else {
     r.outliers = stats::find_outliers(*r.bw, r.size, c.node_of, judge, c.uplinks, c.nics);
     const auto model = stats::model_for_draws(*r.bw, r.size, c.node_of, judge, c.uplinks, c.nics, *r.outliers);

@@ -125,11 +125,7 @@ stats::job_verdict ledger::judge() const {
     for (auto& run : runs) {
       if (static_cast<std::int32_t>(run.index) == t.retest_of) {
         run.alone.insert(run.alone.end(), t.retest.begin(), t.retest.end());
-        // a later stage judged every part again over all the stages' pairs: its word replaces
-        if (t.retest_stage > 0)
-          run.parts = t.retest_parts;
-        else
-          run.parts.insert(run.parts.end(), t.retest_parts.begin(), t.retest_parts.end());
+        run.parts.insert(run.parts.end(), t.retest_parts.begin(), t.retest_parts.end());
         run.retested = run.retested || t.retest_alpha > 0;  // the model judged its parts
         run.alpha = std::max(run.alpha, t.retest_alpha);
       }

@@ -304,8 +304,6 @@ std::vector<std::string> retest_part_lines(const run_record& r, std::span<const 
                                            double slow_pct) {
   std::vector<std::string> lines;
   for (const auto& l : r.retest_parts) {
-    // a second stage prints the parts it judged again; the others' lines stand as printed
-    if (l.stages != r.retest_stage + 1) continue;
     const std::string figures = std::isnan(l.effect)
                                     ? std::string("not measured alone")
                                     : fmt::format(
@@ -313,8 +311,7 @@ std::vector<std::string> retest_part_lines(const run_record& r, std::span<const 
                                           "control(s)), p {:.2g} were it at {:g} %",
                                           100 * std::exp(l.effect), 100 * std::exp(l.lo), 100 * std::exp(l.hi), l.pairs,
                                           l.controls, l.p_slow, slow_pct);
-    lines.push_back(fmt::format("# retest of run {}{}, by part: {}: {} {}: {}", r.retest_of,
-                                r.retest_stage > 0 ? ", second look" : "", part_name(l.part, ranks),
+    lines.push_back(fmt::format("# retest of run {}, by part: {}: {} {}: {}", r.retest_of, part_name(l.part, ranks),
                                 l.part.sends ? "its sends" : "its receives", figures, part_reading(l, slow_pct)));
   }
   return lines;

@@ -406,11 +406,9 @@ void results_file::write_run(const options& o, const run_record& run) {
   flush();
 }
 
-// /runs/NNNN/retest: one row per slow pair of the run it retests (attr retest_of on the run; a
-// second stage, attr retest_stage 1, holds no pair rows: its pairs are the model's parts').
+// /runs/NNNN/retest: one row per slow pair of the run it retests (attr retest_of on the run).
 void results_file::write_retest(hid_t run_group, const options& o, const run_record& run) {
   h5::set_attr(run_group, "retest_of", static_cast<std::int64_t>(run.retest_of));
-  h5::set_attr(run_group, "retest_stage", static_cast<std::int64_t>(run.retest_stage));
   h5::handle g = h5::create_group(run_group, "retest");
   h5::set_attr(g.get(), "slow_pct", o.slow_pct);
   h5::set_attr(g.get(), "controls", static_cast<std::int64_t>(run.retest_controls));
@@ -466,7 +464,7 @@ void results_file::write_retest_parts(hid_t retest_group, const run_record& run)
   h5::set_attr(g.get(), "false_alarm", run.retest_alpha);
   const hsize_t dims[1] = {run.retest_parts.size()};
   std::vector<std::string> kind;
-  std::vector<std::int32_t> node, rank, rail, pairs, controls, held, stages;
+  std::vector<std::int32_t> node, rank, rail, pairs, controls, held;
   std::vector<double> run_pct, alone, lo, hi, p, dof;
   std::vector<std::uint8_t> sends, counted, cleared, within, narrowed, held_back;
   const auto pct = [](double log_effect) { return 100 * std::exp(log_effect); };
@@ -485,7 +483,6 @@ void results_file::write_retest_parts(hid_t retest_group, const run_record& run)
     pairs.push_back(static_cast<std::int32_t>(l.pairs));
     controls.push_back(static_cast<std::int32_t>(l.controls));
     held.push_back(static_cast<std::int32_t>(l.held));
-    stages.push_back(static_cast<std::int32_t>(l.stages));
     counted.push_back(l.counted ? 1 : 0);
     cleared.push_back(l.cleared ? 1 : 0);
     within.push_back(l.within ? 1 : 0);
@@ -506,7 +503,6 @@ void results_file::write_retest_parts(hid_t retest_group, const run_record& run)
   h5::write(g.get(), "pairs", dims, std::span<const std::int32_t>(pairs));
   h5::write(g.get(), "controls", dims, std::span<const std::int32_t>(controls));
   h5::write(g.get(), "held", dims, std::span<const std::int32_t>(held));
-  h5::write(g.get(), "stages", dims, std::span<const std::int32_t>(stages));
   h5::write(g.get(), "counted", dims, std::span<const std::uint8_t>(counted));
   h5::write(g.get(), "cleared", dims, std::span<const std::uint8_t>(cleared));
   h5::write(g.get(), "within", dims, std::span<const std::uint8_t>(within));

@@ -51,8 +51,8 @@ bool faulted(const simulated_run& r, fault_kind k, std::uint32_t a, std::uint32_
 }
 
 stats::square<double> generate_alone(const simulated_run& r, const noise_model& nm, const fault& x,
-                                     std::span<const std::pair<std::uint32_t, std::uint32_t>> pairs, std::uint64_t seed,
-                                     std::uint64_t stage) {
+                                     std::span<const std::pair<std::uint32_t, std::uint32_t>> pairs,
+                                     std::uint64_t seed) {
   const auto n = static_cast<std::uint32_t>(r.node_of.size());
   auto out = stats::square<double>(n, NAN);
   const double msgs = nm.msgs * (n - 1.0);
@@ -64,7 +64,7 @@ stats::square<double> generate_alone(const simulated_run& r, const noise_model& 
     return draw_effect(scale, nm.tail, g);
   };
   for (const auto& [a, b] : pairs) {
-    std::seed_seq of_pair{seed, std::uint64_t{a}, std::uint64_t{b}, stage};
+    std::seed_seq of_pair{seed, std::uint64_t{a}, std::uint64_t{b}};
     std::mt19937_64 g(of_pair);
     const double effect = nm.keep * (r.send[a] + r.recv[b]) + of_rank(a, 1, nm.alone_send) +
                           of_rank(b, 2, nm.alone_recv) + draw_effect(nm.alone, nm.tail, g);

@@ -91,7 +91,7 @@ judged judge_by_model(const simulated_run& r, double alpha, const retest_source*
   const auto pairs = plan.all();
   j.alone = pairs.size();
   // a pair that moved nothing alone reads half a message over the simulated second
-  const auto ls = stats::judge_model_retest(plan, retest->alone(pairs, 0), classes, s, 4096.0 / 2);
+  const auto ls = stats::judge_model_retest(plan, retest->alone(pairs), classes, s, 4096.0 / 2);
   for (const auto& l : ls) {
     if (l.counted && !l.within && !l.narrowed) j.verdict.causes.push_back(as_cause(l.part));
   }
@@ -119,17 +119,10 @@ judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std
       stats::pair_list all = plan.pairs.slow;
       all.insert(all.end(), plan.pairs.controls.begin(), plan.pairs.controls.end());
       j.alone = all.size();
-      std::vector<stats::square<double>> stages{retest->alone(all, 0)};
-      run.alone = stats::judge_retest(plan.pairs, m.tx_bw, stages[0], slow_pct, classes);
+      const auto alone = retest->alone(all);
+      run.alone = stats::judge_retest(plan.pairs, m.tx_bw, alone, slow_pct, classes);
       // a pair that moved nothing alone reads half a message over the simulated second
-      const double floor_bps = static_cast<double>(size) / 2;
-      run.parts = stats::judge_model_retest(plan.model, stages, stats::retest_stages, classes, ms, floor_bps);
-      // the second look at the parts the first stage left undecided, as app/retest.cpp runs it
-      if (const auto again = stats::followup_pairs(plan.model, run.parts, ms); !again.empty()) {
-        stages.push_back(retest->alone(again, 1));
-        j.alone += again.size();
-        run.parts = stats::judge_model_retest(plan.model, stages, stats::retest_stages, classes, ms, floor_bps);
-      }
+      run.parts = stats::judge_model_retest(plan.model, alone, classes, ms, static_cast<double>(size) / 2);
       run.retested = true;
       run.alpha = ms.alpha;
     }
@@ -208,10 +201,9 @@ tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std
   for (std::uint32_t j = 0; j < jobs; ++j) {
     const auto r = generate(f, nm, x, g);
     const std::uint64_t alone_seed = g();  // the run's draws stay the same whatever its retest plans
-    const retest_source alone{[&](const stats::pair_list& pairs, std::uint64_t stage) {
-                                return generate_alone(r, nm, x, pairs, alone_seed, stage);
-                              },
-                              false_alarm > 0 ? false_alarm : default_false_alarm_pct / 100};
+    const retest_source alone{
+        [&](const stats::pair_list& pairs) { return generate_alone(r, nm, x, pairs, alone_seed); },
+        false_alarm > 0 ? false_alarm : default_false_alarm_pct / 100};
     const auto t0 = std::chrono::steady_clock::now();
     auto v = model_alpha > 0 ? judge_by_model(r, model_alpha, retest ? &alone : nullptr)
                              : judge(r.m, 4096, true, 1, r.node_of, r.rail_of, 90, r.leaf_of, stated_draws,

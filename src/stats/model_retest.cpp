@@ -218,55 +218,49 @@ struct part_fit {
 };
 
 part_fit fit_part(const model_cause& part, const pair_list& side, const model_retest_plan& plan,
-                  std::span<const square<double>> stages, const pair_classes& classes, double floor_bps,
+                  const square<double>& alone, const pair_classes& classes, double floor_bps,
                   const std::set<std::pair<std::uint32_t, std::uint32_t>>& held) {
   part_fit f{lasting_effect{part}, 0, {}, 0};
   lasting_effect& out = f.l;
-  for (const auto& ab : side) out.held += held.contains(ab) ? 1 : 0;
-  out.held_back = 2 * out.held > side.size();
-  if (out.held_back) return f;  // alone it measured its host: undecided
-  // each stage's pairs against that stage's controls of their path: a stage runs at another time,
-  // and what the hosts do then moves every pair of a path alike
-  std::vector<double> d;
-  std::vector<std::pair<double, double>> groups;  // (the part's pairs, the controls) per stage and path
-  for (const auto& alone : stages) {
-    const auto log_alone = [&](std::uint32_t a, std::uint32_t b) {
-      const double v = alone.at(a, b);
-      return std::isnan(v) ? nan : std::log(std::max(v, floor_bps));
-    };
-    std::map<int, std::vector<double>> ctrl;
-    for (const auto& [a, b] : plan.controls) {
-      const double y = log_alone(a, b);
-      if (!part.member[a] && !part.member[b] && !std::isnan(y)) ctrl[classes.path(a, b)].push_back(y);
-    }
-    std::map<int, double> centre;
-    for (const auto& [cls, ys] : ctrl) {
-      if (ys.size() < 2) continue;
-      centre[cls] = huber_location(ys);
-      for (double y : ys) f.residuals.push_back(y - centre[cls]);
-      f.dof += static_cast<double>(ys.size()) - 1;
-    }
-    std::map<int, double> per_class;  // the part's pairs in each class
-    for (const auto& [a, b] : side) {
-      const double y = log_alone(a, b);
-      const auto c = centre.find(classes.path(a, b));
-      if (held.contains({a, b}) || std::isnan(y) || c == centre.end()) continue;
-      d.push_back(y - c->second);
-      per_class[c->first] += 1;
-    }
-    for (const auto& [cls, count] : per_class) {
-      groups.emplace_back(count, static_cast<double>(ctrl[cls].size()));
-      out.controls += ctrl[cls].size();
-    }
+  const auto log_alone = [&](std::uint32_t a, std::uint32_t b) {
+    const double v = alone.at(a, b);
+    return std::isnan(v) ? nan : std::log(std::max(v, floor_bps));
+  };
+  std::map<int, std::vector<double>> ctrl;
+  for (const auto& [a, b] : plan.controls) {
+    const double y = log_alone(a, b);
+    if (!part.member[a] && !part.member[b] && !std::isnan(y)) ctrl[classes.path(a, b)].push_back(y);
   }
-  if (d.empty()) return f;  // nothing to compare with: undecided
+  std::map<int, double> centre;
+  for (const auto& [cls, ys] : ctrl) {
+    if (ys.size() < 2) continue;
+    centre[cls] = huber_location(ys);
+    for (double y : ys) f.residuals.push_back(y - centre[cls]);
+    f.dof += static_cast<double>(ys.size()) - 1;
+  }
+  std::vector<double> d;
+  std::map<int, double> per_class;  // the part's pairs in each class
+  for (const auto& [a, b] : side) {
+    if (held.contains({a, b})) {
+      ++out.held;
+      continue;
+    }
+    const double y = log_alone(a, b);
+    const auto c = centre.find(classes.path(a, b));
+    if (std::isnan(y) || c == centre.end()) continue;
+    d.push_back(y - c->second);
+    per_class[c->first] += 1;
+  }
+  out.held_back = 2 * out.held > side.size();
+  if (d.empty() || out.held_back) return f;  // nothing to compare with: undecided
   out.effect = huber_location(d);
   const double k = static_cast<double>(d.size());
   for (double x : d) f.residuals.push_back(x - out.effect);
   f.dof += k - 1;
   f.var = 1 / k;
-  for (const auto& [count, controls] : groups) f.var += (count / k) * (count / k) / controls;
+  for (const auto& [cls, count] : per_class) f.var += (count / k) * (count / k) / static_cast<double>(ctrl[cls].size());
   out.pairs = d.size();
+  for (const auto& [cls, count] : per_class) out.controls += ctrl[cls].size();
   return f;
 }
 
@@ -343,84 +337,36 @@ void settle(std::vector<lasting_effect>& judged, const model_retest_plan& plan, 
 
 }  // namespace
 
-namespace {
-
-// The parts a stage leaves open for the next: the chosen parts it left undecided (neither counted,
-// cleared, nor held back by their host) that read below --slow, the only ones more pairs could
-// count (one above it could only be cleared, which drains nothing either way), and the parts
-// inside them not yet counted.
-std::vector<std::uint8_t> still_open(const model_retest_plan& plan, std::span<const lasting_effect> judged,
-                                     double slow) {
-  std::vector<std::uint8_t> open(judged.size(), 0);
-  for (std::size_t i = 0; i < judged.size(); ++i)
-    open[i] =
-        !plan.naming[i] && !judged[i].counted && !judged[i].cleared && !judged[i].held_back && judged[i].effect < slow;
-  for (std::size_t i = 0; i < judged.size(); ++i) {
-    if (!plan.naming[i] || judged[i].counted) continue;
-    for (std::size_t o = 0; o < judged.size() && !open[i]; ++o)
-      open[i] = !plan.naming[o] && open[o] && inside(judged[i].part, judged[o].part);
-  }
-  return open;
-}
-
-}  // namespace
-
-std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, std::span<const square<double>> stages,
-                                               std::size_t planned, const pair_classes& classes,
-                                               const model_settings& s, double floor_bps,
+std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, const square<double>& alone,
+                                               const pair_classes& classes, const model_settings& s, double floor_bps,
                                                std::span<const std::pair<std::uint32_t, std::uint32_t>> held) {
   const double slow = std::log(s.slow_pct / 100);
-  // the level split evenly over the stages the retest may take (a union bound: the chance of
-  // counting a healthy part at any stage stays at most alpha, however the stages' tests correlate)
-  const double level = s.alpha / static_cast<double>(std::max({planned, stages.size(), std::size_t{1}}));
   const std::set<std::pair<std::uint32_t, std::uint32_t>> held_set(held.begin(), held.end());
+  std::vector<part_fit> fits;
+  for (std::size_t i = 0; i < plan.screened.size(); ++i)
+    fits.push_back(fit_part(plan.parts[plan.screened[i]], plan.sides[i], plan, alone, classes, floor_bps, held_set));
   std::vector<lasting_effect> out;
-  for (std::size_t i = 0; i < plan.screened.size(); ++i) out.push_back({plan.parts[plan.screened[i]]});
-  std::vector<std::uint8_t> open(out.size(), 1);
-  const auto chosen = static_cast<std::size_t>(std::ranges::count(plan.naming, std::uint8_t{0}));
-  for (std::size_t k = 0; k < stages.size(); ++k) {
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      if (!open[i]) continue;
-      auto f = fit_part(plan.parts[plan.screened[i]], plan.sides[i], plan, stages.first(k + 1), classes, floor_bps,
-                        held_set);
-      test_part(f, slow);
-      out[i] = std::move(f.l);
-      out[i].stages = k + 1;
-    }
-    // Holm over every part the run chose, the i-th smallest p against level / (m - i), a part not
-    // open at this stage taken at p 1: which parts a stage leaves open depends on its data, and a
-    // p of 1 where a part was not looked at again keeps each part's p valid whatever chose them
-    std::vector<std::size_t> order;
-    for (std::size_t i = 0; i < out.size(); ++i)
-      if (open[i] && !plan.naming[i]) order.push_back(i);
-    std::ranges::stable_sort(order, {}, [&](std::size_t i) { return out[i].p_slow; });
-    for (std::size_t r = 0; r < order.size(); ++r) {
-      if (!(out[order[r]].p_slow < level / static_cast<double>(chosen - r))) break;
-      out[order[r]].counted = true;
-    }
-    // a part retested only to name inside a counted one counts at the level alone: which part of
-    // a counted whole is slow moves no drain (the whole's node is drained either way)
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      if (!open[i] || !plan.naming[i] || !(out[i].p_slow < level)) continue;
-      out[i].counted = std::ranges::any_of(
-          out, [&](const lasting_effect& o) { return o.counted && !(&o == &out[i]) && inside(out[i].part, o.part); });
-    }
-    open = still_open(plan, out, slow);
+  for (auto& f : fits) {
+    test_part(f, slow);
+    out.push_back(std::move(f.l));
   }
-  settle(out, plan, slow, level);
-  return out;
-}
-
-pair_list followup_pairs(const model_retest_plan& plan, std::span<const lasting_effect> judged,
-                         const model_settings& s) {
-  const auto open = still_open(plan, judged, std::log(s.slow_pct / 100));
-  pair_list out;
-  for (std::size_t i = 0; i < open.size(); ++i)
-    if (open[i]) out.insert(out.end(), plan.sides[i].begin(), plan.sides[i].end());
-  if (out.empty()) return out;
-  out.insert(out.end(), plan.controls.begin(), plan.controls.end());
-  std::set<std::pair<std::uint32_t, std::uint32_t>> seen;
-  std::erase_if(out, [&](const auto& p) { return !seen.insert(p).second; });
+  // Holm over every part the run chose: the i-th smallest p against alpha / (m - i)
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (!plan.naming[i]) order.push_back(i);
+  std::ranges::stable_sort(order, {}, [&](std::size_t i) { return out[i].p_slow; });
+  for (std::size_t r = 0; r < order.size(); ++r) {
+    if (!(out[order[r]].p_slow < s.alpha / static_cast<double>(order.size() - r))) break;
+    out[order[r]].counted = true;
+  }
+  // a part retested only to name inside a counted one counts at alpha alone: which part of a
+  // counted whole is slow moves no drain (the whole's node is drained either way)
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (!plan.naming[i] || !(out[i].p_slow < s.alpha)) continue;
+    out[i].counted =
+        std::ranges::any_of(out, [&](const lasting_effect& o) { return o.counted && inside(out[i].part, o.part); });
+  }
+  settle(out, plan, slow, s.alpha);
   return out;
 }
 

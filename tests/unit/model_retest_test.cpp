@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
-#include <set>
 #include <span>
 #include <vector>
 
@@ -164,79 +163,6 @@ TEST_CASE("model retest: the ranks the run named are retested, whatever the run 
   };
   CHECK_FALSE(holds4(plain));
   CHECK(holds4(flagged));
-}
-
-TEST_CASE("model retest: a part the first stage left undecided is decided by its second look") {
-  const stats::pair_classes classes(6, three_by_two);
-  const stats::model_settings s{.alpha = 1e-3, .slow_pct = 90};
-  const double half = std::log(0.5);
-  const auto plan = stats::plan_model_retest(mesh({0, 0, half, half, 0, 0}, 0.02, 101), three_by_two, {}, classes, s);
-  // node 1's sends, as an index into the judged parts (parallel to the plan's screened)
-  const auto node1 = [](const std::vector<stats::lasting_effect>& parts) {
-    return static_cast<std::size_t>(std::ranges::find_if(parts,
-                                                         [](const stats::lasting_effect& l) {
-                                                           return l.part.kind == stats::outlier_kind::node &&
-                                                                  l.part.node == 1 && l.part.sends;
-                                                         }) -
-                                    parts.begin());
-  };
-  // node 1 alone at 70 %, in pairs so noisy that one stage seldom tells it from 90 %
-  std::vector<stats::square<double>> stages;
-  std::vector<stats::lasting_effect> first;
-  for (std::uint64_t seed = 102; seed < 160 && stages.empty(); ++seed) {
-    auto a = alone(plan, {0, 0, std::log(0.7), std::log(0.7), 0, 0}, 0.3, seed);
-    first = stats::judge_model_retest(plan, std::span(&a, 1), stats::retest_stages, classes, s, 1.0);
-    const auto i = node1(first);
-    if (i < first.size() && !first[i].counted && !first[i].cleared && first[i].effect < std::log(0.9))
-      stages.push_back(a);
-  }
-  REQUIRE(stages.size() == 1);  // an undecided first stage, reading below --slow
-  // the second look: the pairs of the parts still open (node 1's and its ranks'), and every control
-  const auto again = stats::followup_pairs(plan, first, s);
-  const std::set<std::pair<std::uint32_t, std::uint32_t>> measured(again.begin(), again.end());
-  const auto i = node1(first);
-  CHECK(std::ranges::all_of(plan.sides[i], [&](const auto& p) { return measured.contains(p); }));
-  CHECK(std::ranges::all_of(plan.controls, [&](const auto& p) { return measured.contains(p); }));
-  CHECK(measured.size() == again.size());  // each once
-  // undecided parts that read above --slow are not looked at again: more pairs could only clear them
-  auto above = first;
-  for (auto& l : above) l.effect = std::max(l.effect, std::log(0.95));
-  CHECK(stats::followup_pairs(plan, above, s).empty());
-  // its pairs alone read 60 %, tightly, the second time: counted on both stages' pairs
-  stages.push_back(alone(plan, {0, 0, std::log(0.6), std::log(0.6), 0, 0}, 0.05, 161));
-  const auto both = stats::judge_model_retest(plan, stages, stats::retest_stages, classes, s, 1.0);
-  REQUIRE(node1(both) == i);
-  CHECK(both[i].counted);
-  CHECK(both[i].stages == 2);
-  CHECK(both[i].pairs == 2 * first[i].pairs);
-  // the parts the first stage decided keep its word
-  for (std::size_t k = 0; k < first.size(); ++k) {
-    if (!first[k].counted && !first[k].cleared) continue;
-    CHECK(both[k].stages == 1);
-    CHECK(both[k].effect == first[k].effect);
-  }
-}
-
-TEST_CASE("model retest: healthy parts stay uncounted over both stages") {
-  // ranks slow in the run only (their CPU taken), healthy alone in noisy pairs: whatever the first
-  // stage leaves undecided goes again, and still nothing is counted
-  const stats::pair_classes classes(6, three_by_two);
-  const stats::model_settings s{.alpha = 1e-3, .slow_pct = 90};
-  std::size_t second_looks = 0, counted = 0;
-  for (std::uint64_t seed = 200; seed < 240; ++seed) {
-    const auto plan = stats::plan_model_retest(mesh({0, std::log(0.4), 0, std::log(0.5), 0, 0}, 0.02, seed),
-                                               three_by_two, {}, classes, s);
-    std::vector<stats::square<double>> stages{alone(plan, {0, 0, 0, 0, 0, 0}, 0.25, seed + 1000)};
-    auto parts = stats::judge_model_retest(plan, stages, stats::retest_stages, classes, s, 1.0);
-    if (!stats::followup_pairs(plan, parts, s).empty()) {
-      ++second_looks;
-      stages.push_back(alone(plan, {0, 0, 0, 0, 0, 0}, 0.25, seed + 2000));
-      parts = stats::judge_model_retest(plan, stages, stats::retest_stages, classes, s, 1.0);
-    }
-    counted += static_cast<std::size_t>(std::ranges::count_if(parts, [](const auto& l) { return l.counted; }));
-  }
-  CHECK(second_looks > 0);
-  CHECK(counted == 0);
 }
 
 TEST_CASE("model retest: a side the run named is retested, the other side only where the run read it slow") {

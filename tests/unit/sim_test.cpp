@@ -141,7 +141,7 @@ TEST_CASE("a simulated retest: pairs alone into one rank share its effect alone,
   CHECK(same < 0.05);
   CHECK(apart > 0.1);
   const stats::pair_list one{{3, 5}};
-  CHECK(sim::generate_alone(r, nm, {}, one, seed, 0).at(3, 5) == alone.at(3, 5));
+  CHECK(sim::generate_alone(r, nm, {}, one, seed).at(3, 5) == alone.at(3, 5));
 }
 
 TEST_CASE("with --retest, emulated healthy jobs rarely count a cause; a real fabric's node at 85 % stays named") {

@@ -45,9 +45,6 @@ struct retest_of {
   const stats::square<double>* before = nullptr;
   double seconds = 0;                               // each round's measured seconds (retest_slow_pairs sizes them)
   const stats::model_retest_plan* model = nullptr;  // rank 0: the parts the model judges from it
-  // rank 0, a second stage: the first stage's record, whose pairs alone the model reads beside
-  // this stage's (and whose pairs held back by their host stay left out)
-  const io::run_record* earlier = nullptr;
 };
 
 // Collective. Rank 0 gets the run's record; the other ranks an empty one. `base` names the

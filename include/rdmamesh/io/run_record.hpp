@@ -56,7 +56,6 @@ struct run_record {
   std::vector<double> retest_controls_pct;          // each control alone: control_pcts
   std::vector<stats::lasting_effect> retest_parts;  // the model's parts alone (judge_model_retest)
   double retest_alpha = 0;                          // the false-alarm level they were counted at
-  std::size_t retest_stage = 0;  // 0: the retest; 1: its second look at the parts the first left undecided
 
   // mesh run, when a pairwise pattern (pairs or shift) ran at the same size: mesh / pairwise
   std::optional<stats::square<double>> contention;

@@ -79,11 +79,8 @@ bool faulted(const simulated_run& r, fault_kind k, std::uint32_t a, std::uint32_
 // model's `keep` and `alone`. Each pair draws from its own stream, seeded by `seed` and the
 // pair: what a pair reads alone does not depend on which other pairs the retest plans, so two
 // versions of the verdict that plan different retests are judged on the same draws.
-// `stage`: the retest's stage (a follow-up of the parts left undecided): each stage draws its
-// pairs' own noise afresh, but the ranks' effects alone stay those of the first (the harder case
-// for the test, which reads a part's pairs of every stage as independent).
 stats::square<double> generate_alone(const simulated_run& r, const noise_model& nm, const fault& x,
-                                     std::span<const std::pair<std::uint32_t, std::uint32_t>> pairs, std::uint64_t seed,
-                                     std::uint64_t stage = 0);
+                                     std::span<const std::pair<std::uint32_t, std::uint32_t>> pairs,
+                                     std::uint64_t seed);
 
 }  // namespace rdmamesh::sim

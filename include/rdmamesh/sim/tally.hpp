@@ -25,8 +25,7 @@ struct judged {
 // --retest, simulated: what the pairs the retest plans measure alone (generate_alone), and the
 // level the model judges them at.
 struct retest_source {
-  // the pairs alone at a stage of the retest (0: the first)
-  std::function<stats::square<double>(const stats::pair_list&, std::uint64_t stage)> alone;
+  std::function<stats::square<double>(const stats::pair_list&)> alone;
   double false_alarm = 0;  // --false-alarm, as a fraction
 };
 

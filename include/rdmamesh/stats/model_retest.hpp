@@ -13,8 +13,8 @@
 // alpha) only inside a counted whole, which it moves no drain out of. A part is counted when the test rejects "at least
 // --slow % of the healthy alone" (an interval null: a part 2 % slow is healthy by --slow's definition, so no
 // significance on a long run drains it), cleared when its 95 % interval lies above --slow, and undecided otherwise:
-// an undecided part gets a second look (retest_stages), and one still undecided after it is counted and drained on
-// nothing.
+// nothing is counted or drained on it (unlike today's fold, where an undecided retest leaves the run's reading
+// standing).
 #pragma once
 
 #include <cstdint>
@@ -63,7 +63,6 @@ struct lasting_effect {
   bool narrowed = false;   // counted, but a counted part inside it stands for it: its other parts are fine
   std::size_t held = 0;    // of its pairs, those its host held back alone (left out)
   bool held_back = false;  // most of its pairs were: alone it measured its host, not its network (undecided)
-  std::size_t stages = 1;  // the retest's stages whose pairs alone its figures come from
   bool stands() const { return counted && !within && !narrowed; }  // a cause of the verdict
 };
 
@@ -73,46 +72,20 @@ struct lasting_effect {
 // fine (not below --slow in the run, or cleared alone): then the parts inside stand (`narrowed`).
 // `held`: pairs alone that their host held back (judge_retest's `starved`): a part's are left out,
 // and a part most of whose pairs were is `held_back`, neither counted nor cleared.
-//
-// A retest may take `planned` stages, the false-alarm level split evenly among them. `stages[0]`
-// holds the plan's pairs alone; each later stage the pairs followup_pairs chose after the one
-// before it: a part left undecided is judged again on every stage's pairs so far (each stage's
-// pairs read against that stage's controls), Holm over every part the run chose (those not open
-// at that stage at p 1).
-std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, std::span<const square<double>> stages,
-                                               std::size_t planned, const pair_classes& classes,
-                                               const model_settings& s, double floor_bps,
+std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, const square<double>& alone,
+                                               const pair_classes& classes, const model_settings& s, double floor_bps,
                                                std::span<const std::pair<std::uint32_t, std::uint32_t>> held = {});
-// The stages a retest with the model takes: the first measures every part the run chose, the
-// second again those the first left undecided (more pairs alone for the same test, the level
-// split between the two). On a busy host one stage's few pairs alone often cannot tell a port at
-// half from a healthy part's spread; twice the pairs usually can, and a part the first stage
-// decided costs nothing more.
-inline constexpr std::size_t retest_stages = 2;
 
-// A retest of one stage (at the whole level).
-inline std::vector<lasting_effect> judge_model_retest(
-    const model_retest_plan& plan, const square<double>& alone, const pair_classes& classes, const model_settings& s,
-    double floor_bps, std::span<const std::pair<std::uint32_t, std::uint32_t>> held = {}) {
-  return judge_model_retest(plan, std::span(&alone, 1), 1, classes, s, floor_bps, held);
-}
-
-// What the next stage measures after `judged` (judge_model_retest over the stages so far): the
-// pairs of the parts the run chose that are still undecided and read below --slow, of the parts
-// inside them, and every control, once each. Empty: nothing is left that more pairs could count.
-pair_list followup_pairs(const model_retest_plan& plan, std::span<const lasting_effect> judged,
-                         const model_settings& s);
-
+// The retest rdmamesh runs after a run (--retest, and the simulator's): the run's slow pairs
+// (plan_job_retest, each judged alone by judge_retest: the links' evidence) and the model's parts
+// (plan_model_retest, every part holding a rank the finder named in `found` screened too), each
+// pair measured once: `pairs` holds them all.
 // By rank, the sides the finder named it in (a rank, NIC or node cause of `found`): bit
 // named_sends for its sends, named_receives for its receives; 0 where it is in none.
 constexpr std::uint8_t named_sends = 1, named_receives = 2;
 std::vector<std::uint8_t> named_sides(std::span<const outlier> found, std::span<const std::int32_t> node_of,
                                       std::span<const nic_group> nics, std::uint32_t n);
 
-// The retest rdmamesh runs after a run (--retest, and the simulator's): the run's slow pairs
-// (plan_job_retest, each judged alone by judge_retest: the links' evidence) and the model's parts
-// (plan_model_retest, every part holding a rank the finder named in `found` screened too), each
-// pair measured once: `pairs` holds them all.
 struct full_retest {
   retest_plan pairs;
   model_retest_plan model;
