@@ -125,8 +125,8 @@ tbf_judged=$?
 # runs (suspect links, the run's noise at ±75-85 %: tools/bench-verdict's loss row); 3 % over
 # 2 s named node2 in 3 of 3 at 8-13 % of the median, far from that noise. Three launches at most,
 # as for tbf-half: with both host cores busy beside the VM, every pair starved of CPU can be as
-# slow as node2's lossy ones (theirs at ~70 % of the median, inside a run's ±28 %, or ±92 %), and
-# the run reads healthy, twice in a row now and then
+# slow as node2's lossy ones (theirs at ~70 % of the median, inside a run's ±28 % or more), and
+# the run reads healthy, now and then twice in a row
 tries=3 sick loss netem loss 3% --
 # the lost packets are in node2's own port counters: its requests retransmitted
 grep -qE "^# port: rxe_node2 port 1 of node2: .*completer_retry_err \+[0-9]+" "$tmp/loss.txt" ||

@@ -76,16 +76,16 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
                                                const pair_classes& classes, const model_settings& s, double floor_bps,
                                                std::span<const std::pair<std::uint32_t, std::uint32_t>> held = {});
 
-// The retest rdmamesh runs after a run (--retest, and the simulator's): the run's slow pairs
-// (plan_job_retest, each judged alone by judge_retest: the links' evidence) and the model's parts
-// (plan_model_retest, every part holding a rank the finder named in `found` screened too), each
-// pair measured once: `pairs` holds them all.
 // By rank, the sides the finder named it in (a rank, NIC or node cause of `found`): bit
 // named_sends for its sends, named_receives for its receives; 0 where it is in none.
 constexpr std::uint8_t named_sends = 1, named_receives = 2;
 std::vector<std::uint8_t> named_sides(std::span<const outlier> found, std::span<const std::int32_t> node_of,
                                       std::span<const nic_group> nics, std::uint32_t n);
 
+// The retest rdmamesh runs after a run (--retest, and the simulator's): the run's slow pairs
+// (plan_job_retest, each judged alone by judge_retest: the links' evidence) and the model's parts
+// (plan_model_retest, every part holding a rank the finder named in `found` screened too), each
+// pair measured once: `pairs` holds them all.
 struct full_retest {
   retest_plan pairs;
   model_retest_plan model;
