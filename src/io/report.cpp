@@ -277,8 +277,7 @@ std::string rank_name(std::size_t rank, std::span<const fabric::rank_info> ranks
 
 // "node2", "node2's mlx5_1", "rank 5 (node07, mlx5_1)": the part the model measured alone
 std::string part_name(const stats::model_cause& p, std::span<const fabric::rank_info> ranks) {
-  const auto first = std::ranges::find(p.member, std::uint8_t{1});
-  const auto r = static_cast<std::size_t>(first - p.member.begin());
+  const auto r = p.members.empty() ? ranks.size() : std::size_t{p.members.front()};
   if (p.kind == stats::outlier_kind::rank || r >= ranks.size())
     return rank_name(static_cast<std::size_t>(p.rank), ranks);
   if (p.kind == stats::outlier_kind::nic)

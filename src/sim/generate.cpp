@@ -54,7 +54,11 @@ stats::square<double> generate_alone(const simulated_run& r, const noise_model& 
                                      std::span<const std::pair<std::uint32_t, std::uint32_t>> pairs,
                                      std::uint64_t seed) {
   const auto n = static_cast<std::uint32_t>(r.node_of.size());
-  auto out = stats::square<double>(n, NAN);
+  // sparse: a retest measures hundreds of pairs, not N^2
+  auto out =
+      stats::square<double>(std::make_shared<const stats::pair_layout>(
+                                n, std::vector<std::pair<std::uint32_t, std::uint32_t>>(pairs.begin(), pairs.end())),
+                            NAN);
   const double msgs = nm.msgs * (n - 1.0);
   // a rank's effect alone, from a stream of its own (as a pair's): the same whichever pairs run
   const auto of_rank = [&](std::uint32_t rank, std::uint64_t side, double scale) {
@@ -131,11 +135,17 @@ simulated_run generate(const fabric_shape& f, const noise_model& nm, const fault
   }
 
   auto& m = out.m;
-  m.tx_bw = stats::square<double>(n, NAN);
-  m.tx_msgs = stats::square<std::uint64_t>(n, 0);
-  m.tx_s = stats::square<double>(n, NAN);
-  m.flags = stats::square<std::uint8_t>(n, 0);
-  m.round = stats::square<std::int32_t>(n, -1);
+  // a spread run holds its pairs only (sparse): at thousands of ranks N^2 of each would not fit
+  const auto shape = [&](std::shared_ptr<const stats::pair_layout> l) {
+    const auto make = [&]<class T>(stats::square<T>& x, T fill) {
+      x = l ? stats::square<T>(l, fill) : stats::square<T>(n, fill);
+    };
+    make(m.tx_bw, double{NAN});
+    make(m.tx_msgs, std::uint64_t{0});
+    make(m.tx_s, double{NAN});
+    make(m.flags, std::uint8_t{0});
+    make(m.round, std::int32_t{-1});
+  };
   const auto play = [&](std::uint32_t a, std::uint32_t b, std::int32_t round, double share) {
     double rate = share * nm.msgs * std::exp(class_offset(out, a, b) + send[a] + recv[b]);
     if (faulted(out, x.kind, a, b)) rate *= x.fraction;
@@ -149,11 +159,15 @@ simulated_run generate(const fabric_shape& f, const noise_model& nm, const fault
     std::vector<std::uint32_t> all(n);
     for (std::uint32_t r = 0; r < n; ++r) all[r] = r;
     const auto plan = plan::spread_rounds(all, out.node_of, out.rail_of, out.leaf_of, f.partners, g());
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+    for (const auto& round : plan.rounds) pairs.insert(pairs.end(), round.begin(), round.end());
+    shape(f.dense ? nullptr : std::make_shared<const stats::pair_layout>(n, std::move(pairs)));
     for (std::size_t j = 0; j < plan.rounds.size(); ++j) {
       for (const auto& [a, b] : plan.rounds[j]) play(a, b, static_cast<std::int32_t>(j), n - 1.0);
     }
     return out;
   }
+  shape(nullptr);
   for (std::uint32_t a = 0; a < n; ++a) {
     for (std::uint32_t b = 0; b < n; ++b) {
       if (a != b) play(a, b, 0, 1);

@@ -35,9 +35,8 @@ bool of_a_cause(const outlier& o, std::uint32_t a, std::uint32_t b, std::span<co
     case outlier_kind::rank: return static_cast<std::int32_t>(a) == o.rank || static_cast<std::int32_t>(b) == o.rank;
     case outlier_kind::node: return node(a) == o.node || node(b) == o.node;
     case outlier_kind::nic:
-      return std::ranges::any_of(nics, [&](const nic_group& g) {
-        return g.node == o.node && g.rail == o.peer && (in(g.members, a) || in(g.members, b));
-      });
+      return std::ranges::any_of(
+          nics, [&](const nic_group& g) { return g.node == o.node && g.rail == o.peer && (g.holds(a) || g.holds(b)); });
     case outlier_kind::uplink:
       return std::ranges::any_of(
           uplinks, [&](const switch_group& u) { return u.sw == o.node && in(u.members, a) != in(u.members, b); });
@@ -118,7 +117,15 @@ std::vector<std::uint8_t> named_ranks(std::span<const outlier> found, std::span<
                                       std::span<const nic_group> nics, std::uint32_t n) {
   std::vector<std::uint8_t> out(n, 0);
   for (const auto& o : found) {
-    if (o.kind != outlier_kind::rank && o.kind != outlier_kind::node && o.kind != outlier_kind::nic) continue;
+    // a NIC's ranks from its group, not a scan of every rank against every NIC
+    if (o.kind == outlier_kind::nic) {
+      for (const auto& g : nics)
+        if (g.node == o.node && g.rail == o.peer)
+          for (const auto r : g.members)
+            if (r < n) out[r] = 1;
+      continue;
+    }
+    if (o.kind != outlier_kind::rank && o.kind != outlier_kind::node) continue;
     // a rank is its own pairs' both ends: one of them, the named cause's
     for (std::uint32_t r = 0; r < n; ++r) out[r] |= of_a_cause(o, r, r, node_of, {}, nics);
   }

@@ -10,6 +10,27 @@
 
 namespace rdmamesh::stats {
 
+pair_layout::pair_layout(std::uint32_t n, std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs) : n_(n) {
+  std::ranges::sort(pairs);
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  row_start_.assign(std::size_t{n} + 1, 0);
+  for (const auto& [a, b] : pairs) {
+    if (a >= n || b >= n) throw std::invalid_argument("pair_layout: a pair's rank is not below n");
+    ++row_start_[a + 1];
+    src_.push_back(a);
+    dst_.push_back(b);
+  }
+  for (std::uint32_t a = 0; a < n; ++a) row_start_[a + 1] += row_start_[a];
+}
+
+std::size_t pair_layout::slot(std::uint32_t a, std::uint32_t b) const {
+  if (a >= n_) return none;
+  const auto first = dst_.begin() + static_cast<std::ptrdiff_t>(row_start_[a]);
+  const auto last = dst_.begin() + static_cast<std::ptrdiff_t>(row_start_[a + 1]);
+  const auto it = std::lower_bound(first, last, b);
+  return it != last && *it == b ? static_cast<std::size_t>(it - dst_.begin()) : none;
+}
+
 void merge_round(std::vector<pair_counters>& acc, std::span<const pair_counters> round, const plan::round_role& role,
                  int round_index) {
   for (std::uint32_t p : role.send_to) {
@@ -30,6 +51,14 @@ void merge_round(std::vector<pair_counters>& acc, std::span<const pair_counters>
     a.verify_errors += r.verify_errors;
     a.flags |= r.flags & (rx_failed | rx_incomplete);
   }
+}
+
+void require_shared_slots(const run_matrices& m) {
+  const auto same = [&](const auto& x) {
+    return x.n == m.tx_bw.n && x.layout == m.tx_bw.layout && x.slots() == m.tx_bw.slots();
+  };
+  if (!same(m.tx_s) || !same(m.round) || !same(m.flags) || !same(m.tx_msgs))
+    throw std::invalid_argument("run_matrices: tx_bw, tx_s, tx_msgs, flags and round must share one layout");
 }
 
 run_matrices assemble(std::span<const pair_counters> rows, std::uint32_t n, std::uint64_t msg_size,

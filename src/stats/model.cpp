@@ -57,13 +57,12 @@ effects_fit fit_effects(const run_matrices& m, std::span<const std::int32_t> nod
   const std::uint32_t n = m.tx_bw.n;
   const auto node = [&](std::uint32_t r) { return r < node_of.size() ? node_of[r] : -1; };
   std::vector<obs> pairs;
-  for (std::uint32_t a = 0; a < n; ++a) {
-    for (std::uint32_t b = 0; b < n; ++b) {
-      const double bw = m.tx_bw.at(a, b);
-      if (a == b || !(bw > 0) || !std::isfinite(bw) || (!m.flags.v.empty() && m.flags.at(a, b) != 0)) continue;
-      const int cls = node(a) >= 0 && node(a) == node(b) ? 1 : 0;
-      pairs.push_back({a, b, cls, std::log(bw)});
-    }
+  for (std::size_t i = 0; i < m.tx_bw.slots(); ++i) {
+    const auto a = m.tx_bw.src(i), b = m.tx_bw.dst(i);
+    const double bw = m.tx_bw.v[i];
+    if (a == b || !(bw > 0) || !std::isfinite(bw) || (!m.flags.v.empty() && m.flags.at(a, b) != 0)) continue;
+    const int cls = node(a) >= 0 && node(a) == node(b) ? 1 : 0;
+    pairs.push_back({a, b, cls, std::log(bw)});
   }
   effects_fit f;
   f.send.assign(n, 0);
@@ -182,15 +181,8 @@ std::vector<model_cause> model_parts(const effects_fit& f, std::span<const std::
       // error (a median of k residuals: about 1.25 noise / sqrt(k))
       const double se = 1.2533 * f.noise / std::sqrt(std::max(k, 1.0));
       const double p = t_upper(-effect / std::max({spread[units[u].kind], se, 1e-12}), s.tail_dof);
-      model_cause c{units[u].kind,
-                    units[u].node,
-                    units[u].rank,
-                    units[u].rail,
-                    sends,
-                    effect,
-                    p,
-                    std::vector<std::uint8_t>(n, 0)};
-      for (auto r : units[u].ranks) c.member[r] = 1;
+      model_cause c{units[u].kind, units[u].node, units[u].rank, units[u].rail, sends, effect, p, units[u].ranks};
+      std::ranges::sort(c.members);
       out.push_back(std::move(c));
     }
   }
@@ -198,11 +190,8 @@ std::vector<model_cause> model_parts(const effects_fit& f, std::span<const std::
 }
 
 bool inside(const model_cause& inner, const model_cause& outer) {
-  if (inner.sends != outer.sends || inner.member == outer.member || inner.member.size() != outer.member.size())
-    return false;
-  for (std::size_t r = 0; r < inner.member.size(); ++r)
-    if (inner.member[r] && !outer.member[r]) return false;
-  return true;
+  return inner.sends == outer.sends && inner.members != outer.members &&
+         std::ranges::includes(outer.members, inner.members);
 }
 
 std::vector<model_cause> find_by_model(const run_matrices& m, std::span<const std::int32_t> node_of,

@@ -19,7 +19,7 @@ bool usable(const run_matrices& m, std::uint32_t a, std::uint32_t b) {
 
 // A part's side: the pairs out of its ranks (sends) or into them (receives), the other end outside.
 bool on_side(const model_cause& p, std::uint32_t a, std::uint32_t b) {
-  return p.sends ? p.member[a] && !p.member[b] : p.member[b] && !p.member[a];
+  return p.sends ? p.holds(a) && !p.holds(b) : p.holds(b) && !p.holds(a);
 }
 
 // Huber's M-estimate of location (1.345 robust scales): the mean where values agree, a bounded
@@ -67,16 +67,14 @@ void add_fresh(pair_list& side, const model_cause& p, const run_matrices& m, std
   const std::uint32_t n = m.tx_bw.n;
   if (side.size() >= most) return;
   const std::size_t need = most - side.size();
-  std::vector<std::uint32_t> members;
-  for (std::uint32_t r = 0; r < n; ++r)
-    if (p.member[r]) members.push_back(r);
+  const auto& members = p.members;
   std::set<std::pair<std::uint32_t, std::uint32_t>> have(side.begin(), side.end());
   std::vector<pair_list> by_named(2);  // [0]: toward unnamed partners, [1]: named ones
   // offsets in turn from each member; enough unnamed partners end the search
   for (std::uint32_t k = 1; k < n && by_named[0].size() < need; ++k) {
     for (const std::uint32_t r : members) {
       const std::uint32_t o = (r + k) % n;
-      if (p.member[o] || (r < node_of.size() && o < node_of.size() && node_of[r] == node_of[o])) continue;
+      if (p.holds(o) || (r < node_of.size() && o < node_of.size() && node_of[r] == node_of[o])) continue;
       const auto ab = p.sends ? std::pair{r, o} : std::pair{o, r};
       if (std::isfinite(m.tx_bw.at(ab.first, ab.second)) || have.contains(ab)) continue;
       by_named[o < named.size() && named[o] ? 1 : 0].push_back(ab);
@@ -94,9 +92,10 @@ void add_controls(model_retest_plan& plan, const run_matrices& m, const pair_cla
                   const std::set<int>& needed, const std::vector<std::uint8_t>& touched, std::size_t controls) {
   const std::uint32_t n = m.tx_bw.n;
   std::map<int, pair_list> of_class;
-  for (std::uint32_t a = 0; a < n; ++a)
-    for (std::uint32_t b = 0; b < n; ++b)
-      if (usable(m, a, b) && needed.contains(classes.path(a, b))) of_class[classes.path(a, b)].emplace_back(a, b);
+  for (std::size_t i = 0; i < m.tx_bw.slots(); ++i) {
+    const auto a = m.tx_bw.src(i), b = m.tx_bw.dst(i);
+    if (usable(m, a, b) && needed.contains(classes.path(a, b))) of_class[classes.path(a, b)].emplace_back(a, b);
+  }
   std::set<std::pair<std::uint32_t, std::uint32_t>> chosen;
   for (auto& [cls, pairs] : of_class) {
     std::vector<double> logs;
@@ -108,11 +107,11 @@ void add_controls(model_retest_plan& plan, const run_matrices& m, const pair_cla
     };
     std::ranges::sort(pairs, {}, key);
     for (auto i : plan.screened) {
-      const auto& member = plan.parts[i].member;
+      const auto& part = plan.parts[i];
       std::size_t have = 0;
       for (const auto& [a, b] : pairs) {
         if (have == controls) break;
-        if (member[a] || member[b]) continue;
+        if (part.holds(a) || part.holds(b)) continue;
         ++have;
         if (chosen.insert({a, b}).second) plan.controls.emplace_back(a, b);
       }
@@ -161,30 +160,35 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::
   }
   const auto screened = [&](const model_cause& p) {
     if (p.effect < slow) return true;
-    for (std::uint32_t r = 0; r < n; ++r)
-      if (p.member[r] && r < named.size() && (named[r] & (p.sends ? named_sends : named_receives)) != 0) return true;
+    for (const auto r : p.members)
+      if (r < named.size() && (named[r] & (p.sends ? named_sends : named_receives)) != 0) return true;
     const auto& e = p.sends ? rank_send : rank_recv;
-    for (std::uint32_t r = 0; r < n; ++r)
-      if (p.member[r] && e[r] < slow) return true;
+    for (const auto r : p.members)
+      if (e[r] < slow) return true;
     return false;
   };
   // and, to name, every part inside a screened one: whether a node's slow rank or the node stands
   // is then the retest's to say, not the run's noisy reading of its other ranks (2: naming only)
   std::vector<std::uint8_t> take(plan.parts.size(), 0);
   for (std::size_t i = 0; i < plan.parts.size(); ++i) take[i] = screened(plan.parts[i]) ? 1 : 0;
-  for (std::size_t i = 0; i < plan.parts.size(); ++i)
-    for (std::size_t o = 0; o < plan.parts.size() && !take[i]; ++o)
-      if (take[o] == 1 && plan.parts[i].node == plan.parts[o].node && inside(plan.parts[i], plan.parts[o]))
-        take[i] = 2;                        // (a part lies inside one of its own node only: the cheap test first)
+  std::map<std::int32_t, std::vector<std::size_t>> screened_on;  // a part lies inside one of its own node only
+  for (std::size_t o = 0; o < plan.parts.size(); ++o)
+    if (take[o] == 1) screened_on[plan.parts[o].node].push_back(o);
+  for (std::size_t i = 0; i < plan.parts.size(); ++i) {
+    const auto on = screened_on.find(plan.parts[i].node);
+    if (take[i] || on == screened_on.end()) continue;
+    if (std::ranges::any_of(on->second, [&](std::size_t o) { return inside(plan.parts[i], plan.parts[o]); }))
+      take[i] = 2;
+  }
   std::vector<std::uint8_t> suspect(n, 0);  // in a part the run chose
   for (std::size_t i = 0; i < plan.parts.size(); ++i)
-    for (std::uint32_t r = 0; r < n && take[i] == 1; ++r) suspect[r] |= plan.parts[i].member[r];
+    if (take[i] == 1)
+      for (const auto r : plan.parts[i].members) suspect[r] = 1;
   for (std::size_t i = 0; i < plan.parts.size(); ++i) {
     const auto& p = plan.parts[i];
     if (!take[i]) continue;
     pair_list side;  // its members' rows (sends) or columns (receives), not all N^2 pairs
-    for (std::uint32_t r = 0; r < n; ++r) {
-      if (!p.member[r]) continue;
+    for (const auto r : p.members) {
       for (std::uint32_t o = 0; o < n; ++o) {
         const auto [a, b] = p.sends ? std::pair{r, o} : std::pair{o, r};
         if (usable(m, a, b) && on_side(p, a, b)) side.emplace_back(a, b);
@@ -194,7 +198,8 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::
     add_fresh(side, p, m, node_of, named, per_side);
     if (side.empty()) continue;
     for (const auto& [a, b] : side) needed.insert(classes.path(a, b));
-    for (std::uint32_t r = 0; r < n && take[i] == 1; ++r) touched[r] |= p.member[r];
+    if (take[i] == 1)
+      for (const auto r : p.members) touched[r] = 1;
     plan.screened.push_back(i);
     plan.naming.push_back(take[i] == 2 ? 1 : 0);
     plan.sides.push_back(std::move(side));
@@ -229,7 +234,7 @@ part_fit fit_part(const model_cause& part, const pair_list& side, const model_re
   std::map<int, std::vector<double>> ctrl;
   for (const auto& [a, b] : plan.controls) {
     const double y = log_alone(a, b);
-    if (!part.member[a] && !part.member[b] && !std::isnan(y)) ctrl[classes.path(a, b)].push_back(y);
+    if (!part.holds(a) && !part.holds(b) && !std::isnan(y)) ctrl[classes.path(a, b)].push_back(y);
   }
   std::map<int, double> centre;
   for (const auto& [cls, ys] : ctrl) {
@@ -300,7 +305,7 @@ bool lies_above(const lasting_effect& a, const lasting_effect& b, double alpha) 
 void settle(std::vector<lasting_effect>& judged, const model_retest_plan& plan, double slow, double alpha) {
   std::vector<std::size_t> order(judged.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  const auto size = [&](std::size_t i) { return std::ranges::count(judged[i].part.member, std::uint8_t{1}); };
+  const auto size = [&](std::size_t i) { return judged[i].part.members.size(); };
   std::ranges::stable_sort(order, std::greater<>{}, size);
   for (auto o : order) {
     auto& outer = judged[o];
@@ -321,7 +326,7 @@ void settle(std::vector<lasting_effect>& judged, const model_retest_plan& plan, 
     for (const auto& p : plan.parts) {
       if (p.kind != kind || !inside(p, outer.part)) continue;
       const auto j = std::ranges::find_if(
-          judged, [&](const lasting_effect& l) { return l.part.member == p.member && l.part.sends == p.sends; });
+          judged, [&](const lasting_effect& l) { return l.part.members == p.members && l.part.sends == p.sends; });
       const bool counted = j != judged.end() && j->counted;
       const bool fine = j == judged.end() ? !(p.effect < slow) : j->cleared || (!counted && above_counted(*j));
       if (!counted && !fine) others_fine = false;

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -36,6 +38,12 @@ struct evidence {
   std::vector<std::uint32_t> class_id, cohort_id;
   std::vector<std::uint32_t> class_of_cohort;
   std::uint32_t classes = 0, cohorts = 0;
+  // the pairs in (receiver, sender) order, with what a receiver's scores are made of: a rank's
+  // receives are then read in one pass, not gathered from all over the sender-ordered arrays
+  std::vector<std::uint32_t> by_dst;      // pair index
+  std::vector<std::uint32_t> into_start;  // n + 1: rank r's receives are by_dst[into_start[r] ...]
+  std::vector<double> log_bw_by_dst;
+  std::vector<std::uint32_t> cohort_by_dst;
   double quantum = 1;  // messages a count moves by (duration mode); 0: counts are exact
   std::size_t size() const { return src.size(); }
 };
@@ -73,24 +81,23 @@ evidence gather(const run_matrices& m, std::uint64_t size, std::span<const std::
   ev.into.resize(n);
   std::uint64_t q = 0;
   std::vector<double> bw;
-  for (std::uint32_t a = 0; a < n; ++a) {
-    for (std::uint32_t b = 0; b < n; ++b) {
-      const std::size_t i = std::size_t{a} * n + b;
-      const double secs = m.tx_s.v[i];
-      if (a == b || m.round.v[i] < 0 || m.flags.v[i] != 0 || !(secs > 0) || !std::isfinite(m.tx_bw.v[i])) continue;
-      const auto k = static_cast<std::uint32_t>(ev.src.size());
-      ev.src.push_back(a);
-      ev.dst.push_back(b);
-      ev.out_of[a].push_back(k);
-      ev.into[b].push_back(k);
-      ev.rnd.push_back(m.round.v[i]);
-      // crossing switches or rails costs what it costs (oversubscribed uplinks, the spine; in the
-      // emulation each bridge's CPU)
-      ev.cls.push_back(class_of(a, b));
-      ev.expected.push_back(secs / static_cast<double>(size));
-      bw.push_back(m.tx_bw.v[i]);
-      if (m.tx_msgs.v[i] > 0) q = std::gcd(q, m.tx_msgs.v[i]);
-    }
+  require_shared_slots(m);
+  for (std::size_t i = 0; i < m.tx_bw.slots(); ++i) {  // in (source, destination) order
+    const auto a = m.tx_bw.src(i), b = m.tx_bw.dst(i);
+    const double secs = m.tx_s.v[i];
+    if (a == b || m.round.v[i] < 0 || m.flags.v[i] != 0 || !(secs > 0) || !std::isfinite(m.tx_bw.v[i])) continue;
+    const auto k = static_cast<std::uint32_t>(ev.src.size());
+    ev.src.push_back(a);
+    ev.dst.push_back(b);
+    ev.out_of[a].push_back(k);
+    ev.into[b].push_back(k);
+    ev.rnd.push_back(m.round.v[i]);
+    // crossing switches or rails costs what it costs (oversubscribed uplinks, the spine; in the
+    // emulation each bridge's CPU)
+    ev.cls.push_back(class_of(a, b));
+    ev.expected.push_back(secs / static_cast<double>(size));
+    bw.push_back(m.tx_bw.v[i]);
+    if (m.tx_msgs.v[i] > 0) q = std::gcd(q, m.tx_msgs.v[i]);
   }
   if (max_quantum > 0) q = std::min(q, max_quantum);
   ev.quantum = counted ? static_cast<double>(std::max<std::uint64_t>(q, 1)) : 0;
@@ -98,6 +105,15 @@ evidence gather(const run_matrices& m, std::uint64_t size, std::span<const std::
   for (std::size_t i = 0; i < ev.size(); ++i)
     ev.log_bw.push_back(std::log(std::max(bw[i], ev.quantum / 2 / ev.expected[i])));
   number_cohorts(ev);
+  ev.into_start.assign(std::size_t{n} + 1, 0);
+  for (std::uint32_t r = 0; r < n; ++r) {
+    ev.into_start[r + 1] = ev.into_start[r] + static_cast<std::uint32_t>(ev.into[r].size());
+    for (const auto i : ev.into[r]) {
+      ev.by_dst.push_back(i);
+      ev.log_bw_by_dst.push_back(ev.log_bw[i]);
+      ev.cohort_by_dst.push_back(ev.cohort_id[i]);
+    }
+  }
   return ev;
 }
 
@@ -113,9 +129,9 @@ double counting_error(const evidence& ev, double predicted) {
 // make a tenth of a difference look like a fault.
 double robust_spread(std::vector<double> v, double floor, double dof = 0) {
   const double m = static_cast<double>(v.size());
-  const double mid = median_of(v);
+  const double mid = median_in(v);
   for (auto& x : v) x = std::fabs(x - mid);
-  double sigma = std::max(floor, 1.4826 * median_of(std::move(v)));
+  double sigma = std::max(floor, 1.4826 * median_in(v));
   // residuals of a fit spread less than the noise by the effects it took out
   if (dof > 0) sigma *= std::sqrt(m / dof);
   dof = dof > 0 ? dof : std::max(m - 1, 1.0);
@@ -128,16 +144,17 @@ double robust_spread(std::vector<double> v, double floor, double dof = 0) {
 // approximation's p-value, mid-ranks for ties. It asks only how the pairs order, so a run whose
 // healthy ranks differ by a factor (the CPU a sick node frees goes unevenly) still tells a side
 // whose every pair is below every reference pair.
-// `sorted_y` ascending: each x is placed by two binary searches, O(m log n) (a mesh of N ranks
-// compares N-pair sides with N^2 reference pairs, for every candidate).
-double rank_sum_p(const std::vector<double>& x, const std::vector<double>& sorted_y) {
-  const double m = static_cast<double>(x.size()), n = static_cast<double>(sorted_y.size());
-  if (x.empty() || sorted_y.empty()) return 1;
+// Each y is placed among the sorted x (a side's few pairs) by two binary searches, O(n log m):
+// the reference's n pairs are never sorted, which for every candidate tested would cost n log n.
+double rank_sum_p(std::vector<double> x, const std::vector<double>& y) {
+  const double m = static_cast<double>(x.size()), n = static_cast<double>(y.size());
+  if (x.empty() || y.empty()) return 1;
+  std::ranges::sort(x);
   double u = 0;  // pairs (xi, yj) with xi > yj, ties half
-  for (double a : x) {
-    const auto lo = std::lower_bound(sorted_y.begin(), sorted_y.end(), a);
-    const auto hi = std::upper_bound(lo, sorted_y.end(), a);
-    u += static_cast<double>(lo - sorted_y.begin()) + 0.5 * static_cast<double>(hi - lo);
+  for (double b : y) {
+    const auto lo = std::lower_bound(x.begin(), x.end(), b);
+    const auto hi = std::upper_bound(lo, x.end(), b);
+    u += static_cast<double>(x.end() - hi) + 0.5 * static_cast<double>(hi - lo);
   }
   const double sd = std::sqrt(m * n * (m + n + 1) / 12);
   const double zscore = (u - m * n / 2 + 0.5) / sd;  // continuity-corrected
@@ -151,30 +168,53 @@ struct scores {
   std::vector<double> z;
   double spread = 0;
   bool usable = false;
+  std::vector<double> centre;      // by cohort: what z is read from
+  std::vector<std::size_t> start;  // score_into's scratch, reused from one call to the next
+  std::vector<double> vals;
 };
 
 // Into `out`, whose arrays are reused: a finder scores the judged pairs for each candidate it tests.
+// Each group's median over the reference pairs, where it holds at least `least` of them (NaN
+// elsewhere, and for the groups `wanted` leaves out): the values are laid out by group in one
+// reused array, not a vector per group.
+void group_medians(const mask& ref, const std::vector<std::uint32_t>& id, std::uint32_t groups,
+                   const std::vector<std::uint8_t>* wanted, const std::vector<double>& ys, std::size_t least,
+                   std::vector<std::size_t>& start, std::vector<double>& vals, std::vector<double>& out) {
+  const auto take = [&](std::size_t i) { return ref[i] && (wanted == nullptr || (*wanted)[id[i]]); };
+  start.assign(std::size_t{groups} + 1, 0);
+  for (std::size_t i = 0; i < id.size(); ++i)
+    if (take(i)) ++start[id[i] + 1];
+  for (std::uint32_t g = 0; g < groups; ++g) start[g + 1] += start[g];
+  vals.resize(start[groups]);
+  std::vector<std::size_t> at(start.begin(), start.end() - 1);
+  for (std::size_t i = 0; i < id.size(); ++i)
+    if (take(i)) vals[at[id[i]]++] = ys[i];
+  out.assign(groups, nan);
+  for (std::uint32_t g = 0; g < groups; ++g) {
+    const std::size_t k = start[g + 1] - start[g];
+    if (k >= least) out[g] = median_in(std::span<double>(vals).subspan(start[g], k));
+  }
+}
+
 void score_into(const evidence& ev, const mask& ref, const finder_settings& s, scores& out) {
   const std::size_t nn = ev.size();
-  std::vector<std::vector<double>> by_cohort(ev.cohorts), by_class(ev.classes);
-  for (std::size_t i = 0; i < nn; ++i) {
-    if (!ref[i]) continue;
-    by_cohort[ev.cohort_id[i]].push_back(ev.log_bw[i]);
-    by_class[ev.class_id[i]].push_back(ev.log_bw[i]);
-  }
+  const auto& ys = ev.log_bw;
   // a pair's centre: the median of its round's cohort where that holds three pairs, else its class's
   // (a class's median only where one of its cohorts needs it: a mesh is one round)
-  std::vector<double> centre(ev.cohorts, nan), class_median(ev.classes, nan);
-  std::vector<std::uint8_t> class_done(ev.classes, 0);
+  auto& centre = out.centre;
+  std::vector<double> class_median;
+  group_medians(ref, ev.cohort_id, ev.cohorts, nullptr, ys, 3, out.start, out.vals, centre);
+  std::vector<std::uint8_t> wanted(ev.classes, 0);
+  bool any = false;
   for (std::uint32_t c = 0; c < ev.cohorts; ++c) {
-    if (by_cohort[c].size() >= 3) {
-      centre[c] = median_of(std::move(by_cohort[c]));
-      continue;
-    }
-    const std::uint32_t k = ev.class_of_cohort[c];
-    if (!class_done[k] && by_class[k].size() >= 2) class_median[k] = median_of(std::move(by_class[k]));
-    class_done[k] = 1;
-    centre[c] = class_median[k];
+    if (!std::isnan(centre[c])) continue;
+    wanted[ev.class_of_cohort[c]] = 1;
+    any = true;
+  }
+  if (any) {
+    group_medians(ref, ev.class_id, ev.classes, &wanted, ys, 2, out.start, out.vals, class_median);
+    for (std::uint32_t c = 0; c < ev.cohorts; ++c)
+      if (std::isnan(centre[c])) centre[c] = class_median[ev.class_of_cohort[c]];
   }
 
   out.z.assign(nn, nan);
@@ -203,53 +243,54 @@ scores score(const evidence& ev, const mask& ref, const finder_settings& s) {
 struct candidate {
   outlier_kind kind;
   std::int32_t node, rank;
-  std::vector<std::uint8_t> member;  // by rank
+  std::vector<std::uint32_t> members;  // its ranks, ascending (a job has about 2N candidates: no mask by rank)
   bool across_only;
-  std::int32_t same = -1;                     // uplink: the switch whose uplink carries the same pairs (two subtrees)
-  std::vector<std::uint32_t> ranks() const {  // its members, ascending
-    std::vector<std::uint32_t> out;
-    for (std::uint32_t r = 0; r < member.size(); ++r)
-      if (member[r]) out.push_back(r);
-    return out;
+  std::int32_t same = -1;  // uplink: the switch whose uplink carries the same pairs (two subtrees)
+  const std::vector<std::uint8_t>* by_rank = nullptr;  // an uplink's: its switch's mask, for a quick test
+  bool holds(std::uint32_t r) const {
+    return by_rank != nullptr ? r < by_rank->size() && (*by_rank)[r] != 0 : std::ranges::binary_search(members, r);
   }
 };
+
+std::vector<std::uint32_t> ranks_in(const std::vector<std::uint8_t>& mask) {
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t r = 0; r < mask.size(); ++r)
+    if (mask[r]) out.push_back(r);
+  return out;
+}
 
 std::vector<candidate> candidates(std::uint32_t n, std::span<const std::int32_t> node_of,
                                   std::span<const switch_group> uplinks, std::span<const nic_group> nics) {
   std::vector<candidate> out;
+  std::vector<const switch_group*> taken;  // parallel to out's uplinks
   for (const auto& u : uplinks) {
     const auto under = std::count(u.members.begin(), u.members.end(), 1);
     if (u.members.size() != n || under == 0 || under == static_cast<std::ptrdiff_t>(n)) continue;
     // two subtrees that hold every rank: one's way up is the other's way down, the same pairs;
     // one candidate, named with both
-    const auto twin = std::ranges::find_if(out, [&](const candidate& c) {
-      return std::ranges::equal(c.member, u.members, [](std::uint8_t a, std::uint8_t b) { return a != b; });
+    const auto twin = std::ranges::find_if(taken, [&](const switch_group* t) {
+      return std::ranges::equal(t->members, u.members, [](std::uint8_t a, std::uint8_t b) { return a != b; });
     });
-    if (twin != out.end()) {
-      twin->same = u.sw;
+    if (twin != taken.end()) {
+      out[static_cast<std::size_t>(twin - taken.begin())].same = u.sw;
       continue;
     }
-    out.push_back({outlier_kind::uplink, u.sw, -1, u.members, true});
+    out.push_back({outlier_kind::uplink, u.sw, -1, ranks_in(u.members), true, -1, &u.members});
+    taken.push_back(&u);
   }
-  std::map<std::int32_t, std::vector<std::uint8_t>> nodes;
-  for (std::uint32_t r = 0; r < n && r < node_of.size(); ++r) {
-    auto& m = nodes[node_of[r]];
-    m.resize(n, 0);
-    m[r] = 1;
-  }
+  std::map<std::int32_t, std::vector<std::uint32_t>> nodes;
+  for (std::uint32_t r = 0; r < n && r < node_of.size(); ++r) nodes[node_of[r]].push_back(r);
   if (nodes.size() > 1) {
     for (auto& [node, m] : nodes) out.push_back({outlier_kind::node, node, -1, m, true});
   }
   // a NIC before its ranks: on a tie (one rank per NIC) the NIC is named, what is replaced. Its
   // pairs to its node's other NICs cross it too (they leave through its port), unlike a node's
   for (const auto& g : nics) {
-    if (g.members.size() == n) out.push_back({outlier_kind::nic, g.node, -1, g.members, false, g.rail});
+    if (!g.members.empty() && g.members.back() < n)
+      out.push_back({outlier_kind::nic, g.node, -1, g.members, false, g.rail});
   }
-  for (std::uint32_t r = 0; r < n; ++r) {
-    std::vector<std::uint8_t> m(n, 0);
-    m[r] = 1;
-    out.push_back({outlier_kind::rank, r < node_of.size() ? node_of[r] : -1, static_cast<std::int32_t>(r), m, false});
-  }
+  for (std::uint32_t r = 0; r < n; ++r)
+    out.push_back({outlier_kind::rank, r < node_of.size() ? node_of[r] : -1, static_cast<std::int32_t>(r), {r}, false});
   return out;
 }
 
@@ -272,9 +313,9 @@ struct verdict {
 std::vector<std::size_t> side_pairs(const evidence& ev, const candidate& c, bool sends, const mask& covered,
                                     const std::vector<double>& z) {
   std::vector<std::size_t> out;
-  for (const auto r : c.ranks()) {
+  for (const auto r : c.members) {
     for (const auto i : sends ? ev.out_of[r] : ev.into[r]) {
-      if (c.member[sends ? ev.dst[i] : ev.src[i]]) continue;  // within the candidate: neither side's
+      if (c.holds(sends ? ev.dst[i] : ev.src[i])) continue;  // within the candidate: neither side's
       if (!covered[i] && !std::isnan(z[i]) && !(c.across_only && !pair_classes::across(ev.cls[i]))) out.push_back(i);
     }
   }
@@ -285,15 +326,19 @@ std::vector<std::size_t> side_pairs(const evidence& ev, const candidate& c, bool
 // How much whole ranks differ from one another in the reference, each rank's sends and receives
 // by the median of its pairs: the yardstick of a candidate, which is a rank or a set of ranks.
 // NaN with fewer than four such medians.
-double rank_spread(const evidence& ev, const mask& ref, const std::vector<double>& z, double floor) {
-  std::vector<double> medians;
+double rank_spread(const evidence& ev, const mask& ref, const scores& sc, double floor) {
+  std::vector<double> medians, v;
   for (std::uint32_t r = 0; r < ev.n; ++r) {
-    for (bool sends : {true, false}) {
-      std::vector<double> v;
-      for (const auto i : sends ? ev.out_of[r] : ev.into[r])
-        if (ref[i] && !std::isnan(z[i])) v.push_back(z[i]);
-      if (!v.empty()) medians.push_back(median_of(std::move(v)));
+    v.clear();
+    for (const auto i : ev.out_of[r])
+      if (ref[i] && !std::isnan(sc.z[i])) v.push_back(sc.z[i]);
+    if (!v.empty()) medians.push_back(median_in(v));
+    v.clear();
+    for (std::uint32_t j = ev.into_start[r]; j < ev.into_start[r + 1]; ++j) {
+      const double z = ev.log_bw_by_dst[j] - sc.centre[ev.cohort_by_dst[j]];  // as sc.z holds it
+      if (ref[ev.by_dst[j]] && !std::isnan(z)) v.push_back(z);
     }
+    if (!v.empty()) medians.push_back(median_in(v));
   }
   return medians.size() >= 4 ? robust_spread(std::move(medians), floor) : nan;
 }
@@ -302,10 +347,21 @@ double rank_spread(const evidence& ev, const mask& ref, const std::vector<double
 // yet (every candidate's reference is these less its own pairs), sorted by cohort and by class.
 struct screen {
   std::vector<std::vector<double>> cohort, klass;  // log bw, ascending
+  // naming_bound's scratch, by cohort and by class: zero between calls, each call clearing what it
+  // touched (a step screens every candidate, about 2N of them)
+  std::vector<std::uint32_t> r_cohort, r_class;
+  std::vector<std::uint8_t> seen, scored;
+  std::vector<double> bound;
+  std::vector<std::size_t> touching;
 };
 
 screen make_screen(const evidence& ev, const mask& covered) {
   screen sc{std::vector<std::vector<double>>(ev.cohorts), std::vector<std::vector<double>>(ev.classes)};
+  sc.r_cohort.assign(ev.cohorts, 0);
+  sc.r_class.assign(ev.classes, 0);
+  sc.seen.assign(ev.cohorts, 0);
+  sc.scored.assign(ev.cohorts, 0);
+  sc.bound.assign(ev.cohorts, 0);
   for (std::size_t i = 0; i < ev.size(); ++i) {
     if (covered[i]) continue;
     sc.cohort[ev.cohort_id[i]].push_back(ev.log_bw[i]);
@@ -316,30 +372,53 @@ screen make_screen(const evidence& ev, const mask& covered) {
   return sc;
 }
 
-// Whether a side of the candidate can be named against its own reference, which needs at least
-// half of the side's pairs, two or more, below --slow % of their cohorts' medians (its median
-// below that bound). Each such median is at most the value r places above the middle of the
-// screen's sorted cohort, r the cohort's pairs the candidate removes. Where no side can, the full
-// test would name none and explain nothing: skipping it changes no finding, and a step costs N^2
-// plus N per candidate, and candidates x N^2 only for those with enough slow pairs to matter.
-bool may_name(const evidence& ev, const screen& sc, const candidate& c, const mask& covered, double floor) {
-  std::vector<std::size_t> touching;
-  std::vector<std::uint32_t> r_cohort(ev.cohorts, 0), r_class(ev.classes, 0);
+// The next step's screen from this one's: the pairs covered since (`was` to `now`) taken out of
+// their sorted cohorts and classes in one pass each, not every pair sorted again.
+void update_screen(const evidence& ev, screen& sc, const mask& was, const mask& now) {
+  std::map<std::uint32_t, std::vector<double>> gone_cohort, gone_class;
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    if (!now[i] || was[i]) continue;
+    gone_cohort[ev.cohort_id[i]].push_back(ev.log_bw[i]);
+    gone_class[ev.class_id[i]].push_back(ev.log_bw[i]);
+  }
+  const auto drop = [](std::vector<double>& sorted, std::vector<double>& gone) {
+    std::ranges::sort(gone);
+    std::vector<double> kept;
+    kept.reserve(sorted.size() - gone.size());
+    std::ranges::set_difference(sorted, gone, std::back_inserter(kept));  // one instance per value gone
+    sorted = std::move(kept);
+  };
+  for (auto& [k, gone] : gone_cohort) drop(sc.cohort[k], gone);
+  for (auto& [k, gone] : gone_class) drop(sc.klass[k], gone);
+}
+
+// The most a candidate can be worth, -1 where no side of it can be named against its own
+// reference: naming a side needs at least half of its pairs, two or more, below --slow % of their
+// cohorts' medians (its median below that bound), and it explains at most those. Each such median
+// is at most the value r places above the middle of the screen's sorted cohort, r the cohort's
+// pairs the candidate removes. The full test costs a pass over every judged pair; this bound only
+// the candidate's own, so the cover tests in full only what could still be the step's choice.
+std::int64_t naming_bound(const evidence& ev, screen& sc, const candidate& c, const mask& covered, double floor) {
+  auto& touching = sc.touching;
+  auto& r_cohort = sc.r_cohort;
+  auto& r_class = sc.r_class;
+  touching.clear();
   const auto take = [&](std::size_t i) {
     if (covered[i]) return;
     touching.push_back(i);
     ++r_cohort[ev.cohort_id[i]];
     ++r_class[ev.class_id[i]];
   };
-  for (const auto m : c.ranks()) {
+  for (const auto m : c.members) {
     for (const auto i : ev.out_of[m]) take(i);  // its row
     for (const auto i : ev.into[m])
-      if (!c.member[ev.src[i]]) take(i);  // its column, less what the row took
+      if (!c.holds(ev.src[i])) take(i);  // its column, less what the row took
   }
   // per cohort: whether its pairs get a z at all (a median of three of the cohort, or of two of
   // the class, is left), and the most that median can be
-  std::vector<std::uint8_t> seen(ev.cohorts, 0), scored(ev.cohorts, 0);
-  std::vector<double> bound(ev.cohorts, 0);
+  auto& seen = sc.seen;
+  auto& scored = sc.scored;
+  auto& bound = sc.bound;
   const auto upper = [&](std::uint32_t k) {
     const std::uint32_t q = ev.class_of_cohort[k];
     const std::size_t left = sc.cohort[k].size() - r_cohort[k], left_class = sc.klass[q].size() - r_class[q];
@@ -354,8 +433,8 @@ bool may_name(const evidence& ev, const screen& sc, const candidate& c, const ma
   };
   std::uint32_t pairs[2] = {0, 0}, slow[2] = {0, 0};  // receives, sends
   for (auto i : touching) {
-    const bool sends = c.member[ev.src[i]] && !c.member[ev.dst[i]];
-    const bool receives = !c.member[ev.src[i]] && c.member[ev.dst[i]];
+    const bool from = c.holds(ev.src[i]), to = c.holds(ev.dst[i]);
+    const bool sends = from && !to, receives = !from && to;
     if (!(sends || receives) || (c.across_only && !pair_classes::across(ev.cls[i]))) continue;
     const std::uint32_t k = ev.cohort_id[i];
     if (!seen[k]) upper(k);
@@ -364,7 +443,14 @@ bool may_name(const evidence& ev, const screen& sc, const candidate& c, const ma
     // a margin for rounding: a pair this close counts as possibly slow
     slow[sends] += ev.log_bw[i] < floor + bound[k] + 1e-9;
   }
-  return std::ranges::any_of(std::array{0, 1}, [&](int d) { return pairs[d] >= 2 && 2 * slow[d] >= pairs[d]; });
+  for (auto i : touching) {
+    r_cohort[ev.cohort_id[i]] = r_class[ev.class_id[i]] = 0;
+    seen[ev.cohort_id[i]] = scored[ev.cohort_id[i]] = 0;
+  }
+  std::int64_t most = -1;
+  for (int d : {0, 1})
+    if (pairs[d] >= 2 && 2 * slow[d] >= pairs[d]) most = std::max<std::int64_t>(most, 0) + slow[d];
+  return most;
 }
 
 // What a candidate's sides are judged against: the judged pairs that touch neither it nor a
@@ -373,22 +459,25 @@ struct reference {
   mask pairs;  // those pairs
   scores sc;
   double spread = nan;         // rank_spread of the reference
-  std::vector<double> others;  // the reference pairs of the candidate's classes, ascending
+  std::vector<double> others;  // the reference pairs of the candidate's classes
 };
 
 // Into `r`, whose arrays are reused from one candidate to the next (each holds every judged
 // pair: fresh ones cost the kernel's zeroing of every page again).
 void reference_of(const evidence& ev, const candidate& c, const mask& covered, const finder_settings& s, reference& r) {
-  r.pairs.assign(ev.size(), 0);
-  for (std::size_t i = 0; i < ev.size(); ++i) r.pairs[i] = !covered[i] && !c.member[ev.src[i]] && !c.member[ev.dst[i]];
+  r.pairs.resize(ev.size());
+  for (std::size_t i = 0; i < ev.size(); ++i) r.pairs[i] = covered[i] ? 0 : 1;
+  for (const auto m : c.members) {  // then its own pairs out, by its members' lists
+    for (const auto i : ev.out_of[m]) r.pairs[i] = 0;
+    for (const auto i : ev.into[m]) r.pairs[i] = 0;
+  }
   score_into(ev, r.pairs, s, r.sc);
-  r.spread = rank_spread(ev, r.pairs, r.sc.z, s.min_spread);
+  r.spread = rank_spread(ev, r.pairs, r.sc, s.min_spread);
   r.others.clear();
   for (std::size_t i = 0; i < r.pairs.size(); ++i) {
     if (r.pairs[i] && !std::isnan(r.sc.z[i]) && !(c.across_only && !pair_classes::across(ev.cls[i])))
       r.others.push_back(r.sc.z[i]);
   }
-  std::sort(r.others.begin(), r.others.end());
 }
 
 // One side of a candidate against a reference: named when its median falls below --slow % of the
@@ -478,9 +567,9 @@ verdict against_floor(const evidence& ev, const candidate& c, const mask& covere
 // first (the larger on a tie: a node before its ranks), until none explains another. `covered`
 // gets every pair of their named sides.
 // `prepare(covered)` runs at each step, before its candidates are evaluated.
-template <class Evaluate, class Prepare>
-std::vector<outlier> cover(std::vector<candidate> cands, outlier_basis basis, Evaluate evaluate, Prepare prepare,
-                           mask& covered) {
+template <class Evaluate, class Bound, class Prepare>
+std::vector<outlier> cover(std::vector<candidate> cands, outlier_basis basis, Evaluate evaluate, Bound bound,
+                           Prepare prepare, mask& covered) {
   std::vector<outlier> found;
   mask explained(covered.size(), 0);
   // with switches, a cause is worth its slow pairs less its fine ones: an uplink whose named side
@@ -495,16 +584,28 @@ std::vector<outlier> cover(std::vector<candidate> cands, outlier_basis basis, Ev
   // on a tie the larger (a node before its ranks), but an uplink last: a leaf of one node explains
   // what its port does, and the node is what can be drained
   const auto size = [](const candidate& c) {
-    return c.kind == outlier_kind::uplink ? 0 : std::count(c.member.begin(), c.member.end(), 1);
+    return c.kind == outlier_kind::uplink ? std::size_t{0} : c.members.size();
   };
   while (true) {
     prepare(covered);
+    // the most each candidate can be worth, and the full test in that order, down to those that
+    // cannot beat the best found: the one chosen is the one a test of every candidate in turn
+    // would choose (the most worth, then the larger, then the first)
+    std::vector<std::pair<std::int64_t, std::size_t>> order;
+    for (std::size_t ci = 0; ci < cands.size(); ++ci) {
+      const std::int64_t most = bound(cands[ci], covered);
+      if (most > 0) order.emplace_back(most, ci);
+    }
+    std::ranges::stable_sort(order, std::greater{}, &std::pair<std::int64_t, std::size_t>::first);
     std::size_t best = cands.size();
     verdict best_v;
-    for (std::size_t ci = 0; ci < cands.size(); ++ci) {
+    for (const auto& [most, ci] : order) {
+      if (best != cands.size() && most < worth(best_v)) break;
       verdict v = evaluate(cands[ci], covered, explained);
-      if (v.explains > 0 && (best == cands.size() || worth(v) > worth(best_v) ||
-                             (worth(v) == worth(best_v) && size(cands[ci]) > size(cands[best])))) {
+      const bool ahead = best == cands.size() || worth(v) > worth(best_v) ||
+                         (worth(v) == worth(best_v) &&
+                          (size(cands[ci]) > size(cands[best]) || (size(cands[ci]) == size(cands[best]) && ci < best)));
+      if (v.explains > 0 && ahead) {
         best = ci;
         best_v = std::move(v);
       }
@@ -536,13 +637,11 @@ std::vector<outlier> cover(std::vector<candidate> cands, outlier_basis basis, Ev
 }
 
 void add_failed(const run_matrices& m, outlier_report& out) {
-  const std::uint32_t n = m.tx_bw.n;
-  for (std::uint32_t a = 0; a < n; ++a) {
-    for (std::uint32_t b = 0; b < n; ++b) {
-      if (a == b || m.round.at(a, b) < 0 || m.flags.at(a, b) == 0) continue;
-      out.found.push_back({outlier_kind::failed, outlier_basis::failed, -1, static_cast<std::int32_t>(a),
-                           static_cast<std::int32_t>(b), nan, nan, 1, 0});
-    }
+  for (std::size_t i = 0; i < m.flags.slots(); ++i) {
+    const auto a = m.flags.src(i), b = m.flags.dst(i);
+    if (a == b || m.round.v[i] < 0 || m.flags.v[i] == 0) continue;
+    out.found.push_back({outlier_kind::failed, outlier_basis::failed, -1, static_cast<std::int32_t>(a),
+                         static_cast<std::int32_t>(b), nan, nan, 1, 0});
   }
 }
 
@@ -574,7 +673,8 @@ std::vector<outlier> below_floor(const evidence& ev, const run_matrices& m, std:
       [&](const candidate& c, const mask& cov, const mask& expl) {
         return against_floor(ev, c, cov, expl, below, ratio);
       },
-      [](const mask&) {}, covered);
+      [](const candidate&, const mask&) { return std::numeric_limits<std::int64_t>::max(); }, [](const mask&) {},
+      covered);
   for (std::size_t i = 0; i < nn; ++i) {
     if (!below[i] || covered[i]) continue;
     covered[i] = 1;
@@ -588,13 +688,11 @@ std::vector<outlier> below_floor(const evidence& ev, const run_matrices& m, std:
 
 std::vector<nic_group> nic_groups(std::span<const std::int32_t> node_of, std::span<const std::int32_t> rail_of) {
   const std::size_t n = std::min(node_of.size(), rail_of.size());
-  std::map<std::pair<std::int32_t, std::int32_t>, std::vector<std::uint8_t>> by;  // (node, rail) -> ranks
+  std::map<std::pair<std::int32_t, std::int32_t>, std::vector<std::uint32_t>> by;  // (node, rail) -> ranks
   std::map<std::int32_t, std::set<std::int32_t>> rails_of_node;
   for (std::size_t r = 0; r < n; ++r) {
     if (rail_of[r] < 0) continue;
-    auto& m = by[{node_of[r], rail_of[r]}];
-    m.resize(n, 0);
-    m[r] = 1;
+    by[{node_of[r], rail_of[r]}].push_back(static_cast<std::uint32_t>(r));
     rails_of_node[node_of[r]].insert(rail_of[r]);
   }
   std::vector<nic_group> out;
@@ -694,8 +792,8 @@ namespace {
 // rank's receives, their acknowledgements queued behind them).
 void fold_one_rank_nics(std::vector<outlier>& found, std::span<const nic_group> nics) {
   for (const auto& g : nics) {
-    if (std::ranges::count(g.members, std::uint8_t{1}) != 1) continue;
-    const auto r = static_cast<std::int32_t>(std::ranges::find(g.members, std::uint8_t{1}) - g.members.begin());
+    if (g.members.size() != 1) continue;
+    const auto r = static_cast<std::int32_t>(g.members.front());
     for (auto rk = found.begin(); rk != found.end();) {
       if (rk->kind != outlier_kind::rank || rk->rank != r) {
         ++rk;
@@ -727,13 +825,15 @@ void join_nics(const evidence& ev, std::int32_t node, std::span<const candidate>
     return o.kind == outlier_kind::nic && o.basis == outlier_basis::noise && o.node == node;
   };
   if (its.size() < 2 || static_cast<std::size_t>(std::ranges::count_if(found, is_part)) != its.size()) return;
-  candidate whole{outlier_kind::node, node, -1, std::vector<std::uint8_t>(ev.n, 0), true};
-  for (const auto& part : its)
-    for (std::uint32_t r = 0; r < ev.n; ++r) whole.member[r] |= part.member[r];
+  candidate whole{outlier_kind::node, node, -1, {}, true};
+  for (const auto& part : its) whole.members.insert(whole.members.end(), part.members.begin(), part.members.end());
+  std::ranges::sort(whole.members);
   // judged as the node would have been before its NICs were named: its pairs back in play
   mask open = covered;
-  for (std::size_t i = 0; i < ev.size(); ++i)
-    if (whole.member[ev.src[i]] || whole.member[ev.dst[i]]) open[i] = 0;
+  for (const auto r : whole.members) {
+    for (const auto i : ev.out_of[r]) open[i] = 0;
+    for (const auto i : ev.into[r]) open[i] = 0;
+  }
   reference ref;
   reference_of(ev, whole, open, s, ref);
   outlier o{outlier_kind::node, outlier_basis::noise, node, -1, -1, nan, nan, 0, 0};
@@ -758,21 +858,20 @@ void join_nics(const evidence& ev, std::int32_t node, std::span<const candidate>
 void summarize(const evidence& ev, const run_matrices& m, const finder_settings& s, outlier_report& out) {
   const auto median_over = [&](auto value) {
     std::vector<double> v;
-    for (std::size_t i = 0; i < ev.size(); ++i)
-      v.push_back(static_cast<double>(value(std::size_t{ev.src[i]} * ev.n + ev.dst[i])));
+    for (std::size_t i = 0; i < ev.size(); ++i) v.push_back(static_cast<double>(value(ev.src[i], ev.dst[i])));
     return std::pair{median_of(v), v.size()};
   };
-  const auto [median, measured] = median_over([&](std::size_t i) { return m.tx_bw.v[i]; });
+  const auto [median, measured] = median_over([&](std::uint32_t a, std::uint32_t b) { return m.tx_bw.at(a, b); });
   out.measured = static_cast<std::uint32_t>(measured);
   out.median = median;
   out.quantum = static_cast<std::uint64_t>(std::max(ev.quantum, 1.0));
   if (!(out.median > 0)) return;
   if (s.counted) {
-    out.median_msgs = median_over([&](std::size_t i) { return m.tx_msgs.v[i]; }).first;
+    out.median_msgs = median_over([&](std::uint32_t a, std::uint32_t b) { return m.tx_msgs.at(a, b); }).first;
     // so few that scheduling alone moves a pair by half: nothing here could be told from chance
     out.too_few_msgs = out.median_msgs < s.min_msgs;
   } else if (s.min_pair_s > 0) {
-    out.median_s = median_over([&](std::size_t i) { return m.tx_s.v[i]; }).first;
+    out.median_s = median_over([&](std::uint32_t a, std::uint32_t b) { return m.tx_s.at(a, b); }).first;
     // over so soon that a rank's wait for its CPU is most of a pair's time: start-up, not links
     out.too_short = !(out.median_s >= s.min_pair_s);
   }
@@ -815,7 +914,8 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
   // a node's NICs as parts of it: their pairs to other nodes only, as the node's
   std::map<std::int32_t, std::vector<candidate>> parts;
   for (const auto& g : nics) {
-    if (g.members.size() == ev.n) parts[g.node].push_back({outlier_kind::nic, g.node, -1, g.members, true, g.rail});
+    if (!g.members.empty() && g.members.back() < ev.n)
+      parts[g.node].push_back({outlier_kind::nic, g.node, -1, g.members, true, g.rail});
   }
   const auto parts_of = [&](std::int32_t node) {
     const auto it = parts.find(node);
@@ -823,14 +923,43 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
   };
   const double slow_floor = std::log(s.slow_pct / 100);
   reference scratch;
+  // a step's bounds and verdicts on one-rank candidates, by rank: a NIC of one rank and that rank
+  // read the same pairs against the same reference (with 8 rails, one rank a NIC: half of them)
+  std::vector<std::int64_t> bound_of(ev.n);
+  std::map<std::uint32_t, verdict> this_step;
+  const auto one_rank = [](const candidate& c) {
+    return c.members.size() == 1 && !c.across_only && c.kind != outlier_kind::node;
+  };
+  constexpr std::int64_t unknown = std::numeric_limits<std::int64_t>::min();
+  mask screened;  // what the screen was made over
   for (auto& o : cover(
            candidates(ev.n, node_of, uplinks, nics), outlier_basis::noise,
            [&](const candidate&c, const mask&cov, const mask&expl) {
-             if (!may_name(ev, scr, c, cov, slow_floor)) return verdict{};
-             return against_noise(ev, c, c.kind == outlier_kind::node ? parts_of(c.node) : std::span<const candidate>{},
-                                  cov, expl, s, scratch);
+             if (!one_rank(c))
+               return against_noise(ev, c,
+                                    c.kind == outlier_kind::node ? parts_of(c.node) : std::span<const candidate>{}, cov,
+                                    expl, s, scratch);
+             const auto [it, fresh] = this_step.try_emplace(c.members[0]);
+             if (fresh) it->second = against_noise(ev, c, {}, cov, expl, s, scratch);
+             return it->second;
            },
-           [&](const mask&cov) { scr = make_screen(ev, cov); }, covered)) {
+           [&](const candidate&c, const mask&cov) {
+             if (!one_rank(c)) return naming_bound(ev, scr, c, cov, slow_floor);
+             auto& b = bound_of[c.members[0]];
+             if (b == unknown) b = naming_bound(ev, scr, c, cov, slow_floor);
+             return b;
+           },
+           [&](const mask&cov) {
+             if (screened.empty()) {
+               scr = make_screen(ev, cov);
+             } else {
+               update_screen(ev, scr, screened, cov);
+             }
+             screened = cov;
+             this_step.clear();
+             std::ranges::fill(bound_of, unknown);
+           },
+           covered)) {
     out.found.push_back(o);
   }
   fold_one_rank_nics(out.found, nics);

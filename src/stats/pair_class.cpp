@@ -6,17 +6,40 @@ namespace rdmamesh::stats {
 
 pair_classes::pair_classes(std::uint32_t n, std::span<const std::int32_t> node_of,
                            std::span<const switch_group> uplinks, std::span<const nic_group> nics)
-    : node_(node_of.begin(), node_of.end()), rail_(n, -1) {
+    : node_(node_of.begin(), node_of.end()), rail_(n, -1), over_(n) {
   for (const auto& g : nics)
-    for (std::uint32_t r = 0; r < n && r < g.members.size(); ++r)
-      if (g.members[r]) rail_[r] = g.rail;
-  for (const auto& u : uplinks)
-    if (u.members.size() == n) under_.push_back(u.members);
+    for (const auto r : g.members)
+      if (r < n) rail_[r] = g.rail;
+  std::uint32_t k = 0;
+  for (const auto& u : uplinks) {
+    if (u.members.size() != n) continue;
+    for (std::uint32_t r = 0; r < n; ++r)
+      if (u.members[r]) over_[r].push_back(k);
+    ++k;
+  }
+}
+
+template <class Crossed>
+void pair_classes::each_crossed(std::uint32_t a, std::uint32_t b, Crossed crossed) const {
+  // the uplinks over exactly one end, ascending: a merge of the two short lists
+  const auto& x = over_[a];
+  const auto& y = over_[b];
+  std::size_t i = 0, j = 0;
+  while (i < x.size() || j < y.size()) {
+    if (j == y.size() || (i < x.size() && x[i] < y[j])) {
+      crossed(x[i++], true);  // over a: up out of a's subtree
+    } else if (i == x.size() || y[j] < x[i]) {
+      crossed(y[j++], false);
+    } else {
+      ++i;
+      ++j;
+    }
+  }
 }
 
 int pair_classes::operator()(std::uint32_t a, std::uint32_t b) const {
   int c = across_nodes(node_, a, b) ? 1 : 0;
-  for (const auto& u : under_) c += c > 0 && u[a] != u[b];
+  if (c > 0) each_crossed(a, b, [&](std::uint32_t, bool) { ++c; });
   const bool railed = a < rail_.size() && b < rail_.size() && rail_[a] >= 0 && rail_[b] >= 0;
   return c + (railed && rail_[a] != rail_[b] ? rails_key : 0);
 }
@@ -29,8 +52,7 @@ int pair_classes::path(std::uint32_t a, std::uint32_t b) const {
     h *= 16777619U;
   };
   mix(static_cast<std::uint32_t>((*this)(a, b)));
-  for (std::uint32_t i = 0; i < under_.size(); ++i)
-    if (under_[i][a] != under_[i][b]) mix(2 * i + (under_[i][a] ? 1 : 0));
+  each_crossed(a, b, [&](std::uint32_t i, bool up) { mix(2 * i + (up ? 1 : 0)); });
   return static_cast<int>(h & 0x7fffffffU);
 }
 

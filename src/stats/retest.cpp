@@ -81,12 +81,11 @@ retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& fl
   };
   std::vector<entry> measured;
   std::map<int, std::vector<double>> by_class;
-  for (std::uint32_t a = 0; a < bw.n; ++a) {
-    for (std::uint32_t b = 0; b < bw.n; ++b) {
-      if (!was_measured(a, b)) continue;
-      measured.push_back({bw.at(a, b), a, b, class_of(a, b)});
-      by_class[measured.back().cls].push_back(bw.at(a, b));
-    }
+  for (std::size_t i = 0; i < bw.slots(); ++i) {
+    const auto a = bw.src(i), b = bw.dst(i);
+    if (!was_measured(a, b)) continue;
+    measured.push_back({bw.v[i], a, b, class_of(a, b)});
+    by_class[measured.back().cls].push_back(bw.v[i]);
   }
   // slow against its class's median, as the finder judges it: pairs of a slower class (within a
   // node, between rails) are not all slow against the run's median

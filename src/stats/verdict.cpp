@@ -74,8 +74,7 @@ std::vector<std::int32_t> ranks_of(const folded_cause& c, std::span<const std::i
     if (node_of[i] == c.node) out.push_back(static_cast<std::int32_t>(i));
   for (const auto& g : nics) {
     if (c.kind != outlier_kind::nic || g.node != c.node || g.rail != c.peer) continue;
-    for (std::size_t i = 0; i < g.members.size(); ++i)
-      if (g.members[i]) out.push_back(static_cast<std::int32_t>(i));
+    for (const auto r : g.members) out.push_back(static_cast<std::int32_t>(r));
   }
   return out;
 }
@@ -199,10 +198,10 @@ void fill_alone(folded_cause& c, const lasting_effect& l) {
 }
 
 // Its host's share of a CPU alone, on the pairs it held back, and their controls' (its why)
-void fill_held(folded_cause& c, const judged_run& run, const std::vector<std::uint8_t>& member, bool sends) {
+void fill_held(folded_cause& c, const judged_run& run, const model_cause& part) {
   std::vector<double> cpu, controls;
   for (const auto& a : run.alone) {
-    if (!a.starved || (sends ? a.src : a.dst) >= member.size() || !member[sends ? a.src : a.dst]) continue;
+    if (!a.starved || !part.holds(part.sends ? a.src : a.dst)) continue;
     cpu.push_back(a.cpu_share);
     controls.push_back(a.controls_cpu_share);
   }
@@ -238,7 +237,7 @@ void add_counted_alone(cause_map& by, std::span<const retested_part> parts,
     (part.sends ? c.send_hi : c.recv_hi) = pct;
     for (const auto& a : run->alone) {  // its pairs alone as the pairs' own lines read them
       const auto end = part.sends ? a.src : a.dst;
-      if (end >= part.member.size() || !part.member[end] || part.member[part.sends ? a.dst : a.src]) continue;
+      if (!part.holds(end) || part.holds(part.sends ? a.dst : a.src)) continue;
       c.pairs += a.still_slow ? 1 : 0;
       c.fine += a.fine ? 1 : 0;
     }
@@ -275,13 +274,14 @@ bool decide_by_model(cause_map& by, std::span<const judged_run> runs, std::span<
     if (c.basis != outlier_basis::noise || !is_part_kind(c.kind)) continue;
     const auto retested_run = [&](const judged_run* r) { return std::ranges::find(c.runs, r->index) != c.runs.end(); };
     if (!std::ranges::any_of(runs, [&](const judged_run& r) { return r.retested && retested_run(&r); })) continue;
-    std::vector<std::uint8_t> member(parts.empty() ? node_of.size() : parts[0].l->part.member.size(), 0);
+    std::vector<std::uint32_t> members;
     for (auto r : ranks_of(c, node_of, nics))
-      if (static_cast<std::size_t>(r) < member.size()) member[static_cast<std::size_t>(r)] = 1;
+      if (r >= 0) members.push_back(static_cast<std::uint32_t>(r));
+    std::ranges::sort(members);
     std::vector<retested_part> mine;
     for (const auto& p : parts) {
       const bool side = p.l->part.sends ? !std::isnan(c.send_lo) : !std::isnan(c.recv_lo);
-      if (side && p.l->part.member == member && retested_run(p.run)) mine.push_back(p);
+      if (side && p.l->part.members == members && retested_run(p.run)) mine.push_back(p);
     }
     c.counted = c.cleared = c.undecided = false;
     const auto any_of = [&](auto&& pred) {
@@ -307,7 +307,7 @@ bool decide_by_model(cause_map& by, std::span<const judged_run> runs, std::span<
     } else {
       c.undecided = true;
       for (const auto& p : mine)
-        if (p.l->held_back) fill_held(c, *p.run, member, p.l->part.sends);
+        if (p.l->held_back) fill_held(c, *p.run, p.l->part);
     }
   }
   add_counted_alone(by, parts, named);

@@ -3,6 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "rdmamesh/stats/matrix.hpp"
@@ -241,4 +244,23 @@ TEST_CASE("tx_s and rx_s: the seconds each figure divides by; a rank's window is
   CHECK(w[2] == 0);
   rows[std::size_t{0} * n + 1].round = 0;
   CHECK(stats::rank_windows(stats::assemble(rows, n, 1000, true))[1] == 0.5);
+}
+
+TEST_CASE("a sparse matrix holds its layout's pairs only: others read its fill, writing one is refused") {
+  const auto layout = std::make_shared<const stats::pair_layout>(
+      4, std::vector<std::pair<std::uint32_t, std::uint32_t>>{{2, 0}, {0, 3}, {0, 1}, {2, 0}});
+  CHECK(layout->size() == 3);  // the repeat kept once
+  stats::square<double> m(layout, std::nan(""));
+  m.at(0, 3) = 5;
+  m.at(2, 0) = 7;
+  CHECK(m.at(0, 3) == 5);
+  CHECK(std::as_const(m).at(2, 0) == 7);
+  CHECK(std::isnan(std::as_const(m).at(0, 1)));  // held, not written
+  CHECK(std::isnan(std::as_const(m).at(3, 2)));  // not held: the fill
+  CHECK_THROWS_AS(m.at(3, 2) = 1, std::out_of_range);
+  // its slots walk the held pairs in (source, destination) order, as a dense matrix's walk them
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> walked;
+  for (std::size_t i = 0; i < m.slots(); ++i) walked.emplace_back(m.src(i), m.dst(i));
+  CHECK(walked == std::vector<std::pair<std::uint32_t, std::uint32_t>>{{0, 1}, {0, 3}, {2, 0}});
+  CHECK_THROWS_AS(stats::pair_layout(2, {{0, 2}}), std::invalid_argument);
 }

@@ -159,7 +159,7 @@ TEST_CASE("model retest: the ranks the run named are retested, whatever the run 
   const std::vector<std::uint8_t> named{0, 0, 0, 0, stats::named_sends, 0};  // rank 4, for its sends
   const auto flagged = stats::plan_model_retest(m, three_by_two, {}, classes, s, 8, 8, named);
   const auto holds4 = [&](const stats::model_retest_plan& p) {
-    return std::ranges::any_of(p.screened, [&](std::size_t i) { return p.parts[i].member[4] == 1; });
+    return std::ranges::any_of(p.screened, [&](std::size_t i) { return p.parts[i].holds(4); });
   };
   CHECK_FALSE(holds4(plain));
   CHECK(holds4(flagged));

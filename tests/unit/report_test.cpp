@@ -294,7 +294,7 @@ TEST_CASE("a node whose retest was held back by its host: listed as undecided wi
     }
   }
   // the model's part: node b's sends, most of their pairs alone held back, so left out
-  stats::lasting_effect held{{stats::outlier_kind::node, 1, -1, -1, true, std::log(0.89), 1e-3, {0, 0, 1, 1}}};
+  stats::lasting_effect held{{stats::outlier_kind::node, 1, -1, -1, true, std::log(0.89), 1e-3, {2, 3}}};
   held.held = 4;
   held.held_back = true;
   runs[0].parts = {held};

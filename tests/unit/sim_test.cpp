@@ -179,6 +179,27 @@ TEST_CASE("the model with its retest: healthy jobs count a part at most as often
   CHECK(nic.false_jobs <= 1);
 }
 
+TEST_CASE("a spread run judged from its pairs only reads as the same run held N x N") {
+  // at thousands of ranks a spread run's matrices hold its pairs only; the judging walks those
+  // pairs and must come to the same verdict, retest plan included, as over the full matrices
+  for (const auto& [noise, fault] :
+       {std::pair{sim::emulator_noise(), "nic:50"}, std::pair{sim::nic_noise(), "uplink:50"}}) {
+    sim::fabric_shape f{
+        .nodes = 24, .per_node = 2, .rails = 2, .leaves = 4, .pattern = pattern_kind::spread, .partners = 6};
+    const auto sparse = sim::run_jobs(f, noise, sim::parse_fault(fault), 25, 51, 0, 0, true);
+    f.dense = true;
+    const auto dense = sim::run_jobs(f, noise, sim::parse_fault(fault), 25, 51, 0, 0, true);
+    CHECK(sparse.named == dense.named);
+    CHECK(sparse.named > 0);
+    CHECK(sparse.false_jobs == dense.false_jobs);
+    CHECK(sparse.false_nodes == dense.false_nodes);
+    CHECK(sparse.run_named == dense.run_named);
+    CHECK(sparse.retested == dense.retested);
+    CHECK(sparse.alone == dense.alone);
+    CHECK(sparse.false_kinds == dense.false_kinds);
+  }
+}
+
 TEST_CASE("the simulator tells a false drain from a part its noise model drew slow by --slow's definition") {
   // ranks far apart in the run, one run judged alone: it drains the slowest nodes
   auto spread_out = sim::nic_noise();

@@ -124,8 +124,8 @@ const std::vector<std::int32_t> three_nodes{0, 0, 1, 1, 2, 2};
 // alone at `pct` % of the controls with an interval of +-10 %, counted, cleared or neither.
 lasting_effect part(outlier_kind kind, std::int32_t node, std::int32_t rank, std::vector<std::uint32_t> members,
                     bool sends, double pct, bool counted, bool cleared) {
-  model_cause c{kind, node, rank, -1, sends, std::log(pct / 100), 1e-3, std::vector<std::uint8_t>(6, 0)};
-  for (auto r : members) c.member[r] = 1;
+  std::ranges::sort(members);
+  model_cause c{kind, node, rank, -1, sends, std::log(pct / 100), 1e-3, members};
   lasting_effect l{c};
   l.effect = std::log(pct / 100);
   l.lo = std::log(0.9 * pct / 100);
@@ -244,8 +244,7 @@ TEST_CASE("--retest, --topology: a counted uplink stands unless the model counts
   outlier_report run;
   run.found = {{outlier_kind::uplink, outlier_basis::noise, 2, -1, -1, 55, NAN, 8, 0}, link(4, 0)};
   const auto node_part = [](std::int32_t node, bool counted) {
-    model_cause c{outlier_kind::node, node, -1, -1, true, std::log(0.4), 1e-3, std::vector<std::uint8_t>(6, 0)};
-    c.member[static_cast<std::size_t>(node)] = 1;
+    model_cause c{outlier_kind::node, node, -1, -1, true, std::log(0.4), 1e-3, {static_cast<std::uint32_t>(node)}};
     lasting_effect l{c};
     l.effect = std::log(counted ? 0.4 : 0.99);
     l.lo = l.effect - 0.1;

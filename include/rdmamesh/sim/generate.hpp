@@ -49,6 +49,7 @@ struct fabric_shape {
   std::uint32_t nodes = 3, per_node = 2, rails = 1, leaves = 0, pods = 0;
   pattern_kind pattern = pattern_kind::mesh;
   std::uint32_t partners = 8;
+  bool dense = false;  // a spread run's matrices N x N, as rdmamesh's own run holds them, not its pairs only
 };
 
 // uplink: what leaves one leaf for the rest of the fabric; pod: what leaves one pod (its

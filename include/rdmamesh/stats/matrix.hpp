@@ -4,7 +4,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "rdmamesh/plan/schedule.hpp"
@@ -13,14 +16,55 @@
 
 namespace rdmamesh::stats {
 
+// The ordered pairs a sparse run's matrices hold, sorted by (source, destination). A pattern of
+// a few partners per rank measures a few pairs per row: at thousands of ranks its matrices must
+// cost those pairs, not N^2. The matrices of one run share one layout, so slot i is the same pair
+// in each of them.
+class pair_layout {
+ public:
+  static constexpr std::size_t none = static_cast<std::size_t>(-1);
+  // `pairs` in any order; repeats kept once.
+  pair_layout(std::uint32_t n, std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs);
+  std::uint32_t n() const { return n_; }
+  std::size_t size() const { return dst_.size(); }
+  std::size_t slot(std::uint32_t a, std::uint32_t b) const;  // `none` where the pair is not held
+  std::uint32_t src(std::size_t i) const { return src_[i]; }
+  std::uint32_t dst(std::size_t i) const { return dst_[i]; }
+
+ private:
+  std::uint32_t n_;
+  std::vector<std::size_t> row_start_;  // n + 1: row a's slots are [row_start_[a], row_start_[a + 1])
+  std::vector<std::uint32_t> src_, dst_;
+};
+
+// A per-pair matrix: dense (n x n, row-major) or, with a layout, only the layout's pairs, every
+// other pair reading `fill`. Code that walks a run's pairs walks its slots (src, dst of slot i),
+// which is every pair of a dense matrix and only the held ones of a sparse one.
 template <class T>
 struct square {
   std::uint32_t n = 0;
-  std::vector<T> v;  // row-major, n * n
+  std::vector<T> v;                           // one per slot
+  std::shared_ptr<const pair_layout> layout;  // null: dense
+  T fill{};
   square() = default;
-  square(std::uint32_t n_, T fill) : n(n_), v(std::size_t{n_} * n_, fill) {}
-  T& at(std::uint32_t row, std::uint32_t col) { return v[std::size_t{row} * n + col]; }
-  const T& at(std::uint32_t row, std::uint32_t col) const { return v[std::size_t{row} * n + col]; }
+  square(std::uint32_t n_, T fill_) : n(n_), v(std::size_t{n_} * n_, fill_), fill(fill_) {}
+  square(std::shared_ptr<const pair_layout> l, T fill_)
+      : n(l->n()), v(l->size(), fill_), layout(std::move(l)), fill(fill_) {}
+  std::size_t slots() const { return v.size(); }
+  std::uint32_t src(std::size_t i) const { return layout ? layout->src(i) : static_cast<std::uint32_t>(i / n); }
+  std::uint32_t dst(std::size_t i) const { return layout ? layout->dst(i) : static_cast<std::uint32_t>(i % n); }
+  // Writing a pair a sparse layout does not hold is a caller's error, not a silent drop.
+  T& at(std::uint32_t row, std::uint32_t col) {
+    if (!layout) return v[std::size_t{row} * n + col];
+    const auto s = layout->slot(row, col);
+    if (s == pair_layout::none) throw std::out_of_range("square::at: a pair the sparse layout does not hold");
+    return v[s];
+  }
+  const T& at(std::uint32_t row, std::uint32_t col) const {
+    if (!layout) return v[std::size_t{row} * n + col];
+    const auto s = layout->slot(row, col);
+    return s == pair_layout::none ? fill : v[s];
+  }
 };
 
 // A round's counters (by peer rank) folded into the pattern's: the sending side of the pairs
@@ -42,6 +86,10 @@ struct run_matrices {
   square<std::uint8_t> flags;                // pair_flags of both ends, OR-ed
   square<std::int32_t> round;                // schedule round of the pair; -1 if none
 };
+
+// The judging code walks one matrix's slots and reads the others' at the same slot: they must
+// share one layout (all dense of one n, or one sparse layout). Throws where they do not.
+void require_shared_slots(const run_matrices& m);
 
 // `rows` holds n records per rank in rank order: rows[r * n + p] is rank r's view of peer p.
 // `rx_measurable`: whether the receiver saw each message (false for one-sided WRITE and READ).

@@ -5,20 +5,28 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <span>
 #include <vector>
 
 namespace rdmamesh::stats {
 
 inline constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
-// NaN for an empty set; the mean of the two middle values for an even count
-inline double median_of(std::vector<double> v) {
+// NaN for an empty set; the mean of the two middle values for an even count. Reorders `v`.
+inline double median_in(std::span<double> v) {
   if (v.empty()) return nan;
   const std::size_t mid = v.size() / 2;
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
   const double hi = v[mid];
   if (v.size() % 2 == 1) return hi;
   return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)) + hi) / 2;
+}
+
+inline double median_in(std::vector<double>& v) {
+  return median_in(std::span<double>(v));
+}
+inline double median_of(std::vector<double> v) {
+  return median_in(v);
 }
 
 // 1.4826 x the median absolute deviation from `centre`: a normal's sd, unmoved by a few far

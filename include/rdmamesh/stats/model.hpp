@@ -14,6 +14,7 @@
 // and because, unlike Bonferroni, it loses little power when one part is far off.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -45,9 +46,12 @@ struct model_cause {
   std::int32_t node = -1, rank = -1;
   std::int32_t rail = -1;  // nic: its rail
   bool sends = true;
-  double effect = 0;                 // log
-  double p = 1;                      // one-sided, before the correction
-  std::vector<std::uint8_t> member;  // by rank: the ranks it holds
+  double effect = 0;  // log
+  double p = 1;       // one-sided, before the correction
+  // the ranks it holds, ascending: a list, not a mask by rank, since a run of N ranks has about
+  // 2N parts (N^2 bytes as masks at thousands of ranks)
+  std::vector<std::uint32_t> members;
+  bool holds(std::uint32_t r) const { return std::ranges::binary_search(members, r); }
 };
 
 // Every part of the run the model can test, each with its effect and its p in this run: a node's

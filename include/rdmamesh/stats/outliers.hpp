@@ -19,6 +19,7 @@
 // pair is (then the cause is the whole fabric).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -145,7 +146,8 @@ struct switch_group {
 struct nic_group {
   std::int32_t node = -1;
   std::int32_t rail = -1;
-  std::vector<std::uint8_t> members;  // by rank
+  std::vector<std::uint32_t> members;  // its ranks, ascending (a job has about N NICs: no mask by rank)
+  bool holds(std::uint32_t r) const { return std::ranges::binary_search(members, r); }
 };
 
 // The NICs of each node whose ranks use two or more (none where every node drives one).

@@ -30,7 +30,9 @@ class pair_classes {
 
  private:
   std::vector<std::int32_t> node_, rail_;
-  std::vector<std::vector<std::uint8_t>> under_;  // by uplink, the ranks under it
+  std::vector<std::vector<std::uint32_t>> over_;  // by rank, the uplinks over it (ascending), one per tier
+  template <class Crossed>
+  void each_crossed(std::uint32_t a, std::uint32_t b, Crossed crossed) const;
 };
 
 }  // namespace rdmamesh::stats
