@@ -392,6 +392,57 @@ void update_screen(const evidence& ev, screen& sc, const mask& was, const mask& 
   for (auto& [k, gone] : gone_class) drop(sc.klass[k], gone);
 }
 
+// Per rank, its uncovered pairs (either way) that any candidate's screen could count as possibly
+// slow: below --slow % of the loosest bound a cohort's median can have for any candidate, with r
+// at the most any removes (the largest candidate's ranks times the most pairs one rank has in the
+// cohort). A candidate none of whose ranks has one cannot name a side, and its screen is skipped:
+// at 32 768 ranks most of a step's 70 000 candidates, each a walk over its pairs.
+std::vector<std::uint32_t> loose_slow(const evidence& ev, const screen& sc, const mask& covered, double floor,
+                                      std::size_t largest) {
+  std::vector<std::uint32_t> most_k(ev.cohorts, 0), most_q(ev.classes, 0);  // out + in
+  {
+    std::vector<std::uint32_t> out_k(ev.cohorts, 0), out_q(ev.classes, 0), in_k(ev.cohorts, 0), in_q(ev.classes, 0);
+    std::vector<std::uint32_t> ck(ev.cohorts, 0), cq(ev.classes, 0);
+    const auto per_rank = [&](auto first, auto last, std::vector<std::uint32_t>& mk, std::vector<std::uint32_t>& mq) {
+      for (auto it = first; it != last; ++it)
+        if (!covered[*it]) ++ck[ev.cohort_id[*it]], ++cq[ev.class_id[*it]];
+      for (auto it = first; it != last; ++it) {
+        const auto k = ev.cohort_id[*it], q = ev.class_id[*it];
+        mk[k] = std::max(mk[k], ck[k]);
+        mq[q] = std::max(mq[q], cq[q]);
+        ck[k] = cq[q] = 0;
+      }
+    };
+    for (std::uint32_t r = 0; r < ev.n; ++r) {
+      per_rank(ev.out_of[r].begin(), ev.out_of[r].end(), out_k, out_q);
+      per_rank(ev.by_dst.begin() + ev.into_start[r], ev.by_dst.begin() + ev.into_start[r + 1], in_k, in_q);
+    }
+    for (std::uint32_t k = 0; k < ev.cohorts; ++k) most_k[k] = out_k[k] + in_k[k];
+    for (std::uint32_t q = 0; q < ev.classes; ++q) most_q[q] = out_q[q] + in_q[q];
+  }
+  const auto at_most = [&](const std::vector<double>& sorted, std::size_t most, std::size_t keep) {
+    const std::size_t size = sorted.size();
+    if (size < keep) return -std::numeric_limits<double>::infinity();
+    const std::size_t r = std::min(std::min(size, largest * most), size - keep);
+    return sorted[(size - r) / 2 + r];  // the index grows with r
+  };
+  std::vector<double> loosest(ev.cohorts);
+  for (std::uint32_t k = 0; k < ev.cohorts; ++k) {
+    const std::size_t size = sc.cohort[k].size();
+    loosest[k] = at_most(sc.cohort[k], most_k[k], 3);
+    const std::uint32_t q = ev.class_of_cohort[k];
+    if (size < 3 || std::min(size, largest * most_k[k]) > size - 3)  // some candidate may leave it to its class
+      loosest[k] = std::max(loosest[k], at_most(sc.klass[q], most_q[q], 2));
+  }
+  std::vector<std::uint32_t> out(ev.n, 0);
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    if (covered[i] || !(ev.log_bw[i] < floor + loosest[ev.cohort_id[i]] + 1e-9)) continue;
+    ++out[ev.src[i]];
+    ++out[ev.dst[i]];
+  }
+  return out;
+}
+
 // The most a candidate can be worth, -1 where no side of it can be named against its own
 // reference: naming a side needs at least half of its pairs, two or more, below --slow % of their
 // cohorts' medians (its median below that bound), and it explains at most those. Each such median
@@ -932,8 +983,17 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
   };
   constexpr std::int64_t unknown = std::numeric_limits<std::int64_t>::min();
   mask screened;  // what the screen was made over
+  std::vector<std::uint32_t> loose;
+  auto cands = candidates(ev.n, node_of, uplinks, nics);
+  std::size_t largest = 0;
+  for (const auto& c : cands) largest = std::max(largest, c.members.size());
+  const auto bound = [&](const candidate& c, const mask& cov) -> std::int64_t {
+    std::uint64_t any = 0;
+    for (const auto r : c.members) any += loose[r];
+    return any == 0 ? -1 : naming_bound(ev, scr, c, cov, slow_floor);
+  };
   for (auto& o : cover(
-           candidates(ev.n, node_of, uplinks, nics), outlier_basis::noise,
+           std::move(cands), outlier_basis::noise,
            [&](const candidate&c, const mask&cov, const mask&expl) {
              if (!one_rank(c))
                return against_noise(ev, c,
@@ -944,9 +1004,9 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
              return it->second;
            },
            [&](const candidate&c, const mask&cov) {
-             if (!one_rank(c)) return naming_bound(ev, scr, c, cov, slow_floor);
+             if (!one_rank(c)) return bound(c, cov);
              auto& b = bound_of[c.members[0]];
-             if (b == unknown) b = naming_bound(ev, scr, c, cov, slow_floor);
+             if (b == unknown) b = bound(c, cov);
              return b;
            },
            [&](const mask&cov) {
@@ -956,6 +1016,7 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
                update_screen(ev, scr, screened, cov);
              }
              screened = cov;
+             loose = loose_slow(ev, scr, cov, slow_floor, largest);
              this_step.clear();
              std::ranges::fill(bound_of, unknown);
            },
