@@ -168,6 +168,11 @@ simulated_run generate(const fabric_shape& f, const noise_model& nm, const fault
     return out;
   }
   shape(nullptr);
+  if (f.pattern == pattern_kind::shift) {  // round k - 1: every rank to the one k after it, each pair alone
+    for (std::uint32_t k = 1; k < n; ++k)
+      for (std::uint32_t a = 0; a < n; ++a) play(a, (a + k) % n, static_cast<std::int32_t>(k - 1), n - 1.0);
+    return out;
+  }
   for (std::uint32_t a = 0; a < n; ++a) {
     for (std::uint32_t b = 0; b < n; ++b) {
       if (a != b) play(a, b, 0, 1);

@@ -50,7 +50,10 @@ int simulate(const sim::fabric_shape& f, const std::string& noise, const std::st
   const double healthy_node_jobs = n * (f.nodes - (x.kind == sim::fault_kind::none ? 0 : 1));
   fmt::print("{:>6} {:>4} {:>5} {:>6} {:>9} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", f.nodes, f.per_node,
              f.rails, f.pods > 0 ? fmt::format("{}/{}", f.leaves, f.pods) : fmt::format("{}", f.leaves),
-             f.pattern == pattern_kind::spread ? fmt::format("spread{}", f.partners) : "mesh", noise, fault_text, jobs,
+             f.pattern == pattern_kind::spread  ? fmt::format("spread{}", f.partners)
+             : f.pattern == pattern_kind::shift ? "shift"
+                                                : "mesh",
+             noise, fault_text, jobs,
              x.kind == sim::fault_kind::none ? "-" : fmt::format("{:.1f}", 100.0 * static_cast<double>(t.named) / n),
              fmt::format("{:.2f}", 100.0 * static_cast<double>(t.false_jobs) / n),
              fmt::format("{:.2f}", 1000.0 * static_cast<double>(t.false_nodes) / healthy_node_jobs),
@@ -115,8 +118,10 @@ int main(int argc, char** argv) {
                    "A third tier: the leaves in equal blocks under this many aggregation switches (0: two tiers)")
       ->capture_default_str();
   std::string pattern = "mesh";
-  sim_cmd->add_option("--pattern", pattern, "mesh (one round, every pair) or spread (--partners rounds)")
-      ->check(CLI::IsMember({"mesh", "spread"}))
+  sim_cmd
+      ->add_option("--pattern", pattern,
+                   "mesh (one round, every pair), shift (N-1 rounds, every pair alone) or spread (--partners rounds)")
+      ->check(CLI::IsMember({"mesh", "shift", "spread"}))
       ->capture_default_str();
   sim_cmd->add_option("--partners", f.partners, "--pattern spread: its rounds")->capture_default_str();
   sim_cmd->add_option("--noise", noise, "emulator (fitted from the SoftRoCE cluster) or nic (a real fabric)")
@@ -154,7 +159,9 @@ int main(int argc, char** argv) {
                    "rdmamesh's default, 0.1)")
       ->check(CLI::Range(0.0, 99.0));
   CLI11_PARSE(app, argc, argv);
-  f.pattern = pattern == "spread" ? pattern_kind::spread : pattern_kind::mesh;
+  f.pattern = pattern == "spread"  ? pattern_kind::spread
+              : pattern == "shift" ? pattern_kind::shift
+                                   : pattern_kind::mesh;
   try {
     if (rep->parsed()) return replay(runs_path, rep_stated);
     if (judge_cmd->parsed()) {

@@ -3,6 +3,7 @@
 // NIC fabric's noise; every draw seeded, so a figure moves only when the code does).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <sstream>
@@ -55,6 +56,31 @@ TEST_CASE("a simulated spread run plays its plan's pairs alone, and a slow uplin
   }
   CHECK(played == 16 * 4);
   CHECK(stats::median_of(up) / stats::median_of(other) == doctest::Approx(0.5).epsilon(0.1));
+}
+
+TEST_CASE("a simulated shift plays every pair once, alone, in N-1 rounds each a permutation, and names a slow node") {
+  std::mt19937_64 g(6);
+  const sim::fabric_shape f{.nodes = 12, .per_node = 1, .rails = 1, .leaves = 3, .pattern = pattern_kind::shift};
+  const auto r = sim::generate(f, sim::nic_noise(), {sim::fault_kind::node, 0.7}, g);
+  std::vector<std::vector<int>> sends(11, std::vector<int>(12, 0)), receives = sends;
+  for (std::uint32_t a = 0; a < 12; ++a) {
+    for (std::uint32_t b = 0; b < 12; ++b) {
+      if (a == b) continue;
+      const auto k = r.m.round.at(a, b);
+      REQUIRE((k >= 0 && k < 11));
+      ++sends[static_cast<std::size_t>(k)][a];
+      ++receives[static_cast<std::size_t>(k)][b];
+    }
+  }
+  for (std::size_t k = 0; k < 11; ++k) {  // each rank sends once and receives once a round
+    CHECK(std::ranges::count(sends[k], 1) == 12);
+    CHECK(std::ranges::count(receives[k], 1) == 12);
+  }
+  // each pair alone moves what a spread pair does, N - 1 times a mesh pair's count
+  CHECK(stats::median_of(std::vector<double>(r.m.tx_msgs.v.begin(), r.m.tx_msgs.v.end())) > 100000);
+  const auto t = sim::run_jobs(f, sim::nic_noise(), sim::parse_fault("node:70"), 20, 61, 0, 0, true);
+  CHECK(t.named == 20);
+  CHECK(t.false_jobs == 0);
 }
 
 TEST_CASE("a third switch tier: a pod's uplink at half slows what leaves its pod, and the verdict names that uplink") {
