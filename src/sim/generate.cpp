@@ -137,8 +137,8 @@ simulated_run generate(const fabric_shape& f, const noise_model& nm, const fault
   auto& m = out.m;
   // a spread run holds its pairs only (sparse): at thousands of ranks N^2 of each would not fit
   const auto shape = [&](std::shared_ptr<const stats::pair_layout> l) {
-    const auto make = [&]<class T>(stats::square<T>& x, T fill) {
-      x = l ? stats::square<T>(l, fill) : stats::square<T>(n, fill);
+    const auto make = [&]<class T>(stats::square<T>& into, T fill) {
+      into = l ? stats::square<T>(l, fill) : stats::square<T>(n, fill);
     };
     make(m.tx_bw, double{NAN});
     make(m.tx_msgs, std::uint64_t{0});

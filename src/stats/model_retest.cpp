@@ -90,7 +90,6 @@ void add_fresh(pair_list& side, const model_cause& p, const run_matrices& m, std
 // path's median.
 void add_controls(model_retest_plan& plan, const run_matrices& m, const pair_classes& classes,
                   const std::set<int>& needed, const std::vector<std::uint8_t>& touched, std::size_t controls) {
-  const std::uint32_t n = m.tx_bw.n;
   std::map<int, pair_list> of_class;
   for (std::size_t i = 0; i < m.tx_bw.slots(); ++i) {
     const auto a = m.tx_bw.src(i), b = m.tx_bw.dst(i);

@@ -252,10 +252,10 @@ struct candidate {
   }
 };
 
-std::vector<std::uint32_t> ranks_in(const std::vector<std::uint8_t>& mask) {
+std::vector<std::uint32_t> ranks_in(const std::vector<std::uint8_t>& by_rank) {
   std::vector<std::uint32_t> out;
-  for (std::uint32_t r = 0; r < mask.size(); ++r)
-    if (mask[r]) out.push_back(r);
+  for (std::uint32_t r = 0; r < by_rank.size(); ++r)
+    if (by_rank[r]) out.push_back(r);
   return out;
 }
 
@@ -356,7 +356,9 @@ struct screen {
 };
 
 screen make_screen(const evidence& ev, const mask& covered) {
-  screen sc{std::vector<std::vector<double>>(ev.cohorts), std::vector<std::vector<double>>(ev.classes)};
+  screen sc;
+  sc.cohort.resize(ev.cohorts);
+  sc.klass.resize(ev.classes);
   sc.r_cohort.assign(ev.cohorts, 0);
   sc.r_class.assign(ev.classes, 0);
   sc.seen.assign(ev.cohorts, 0);
