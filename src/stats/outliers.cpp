@@ -27,7 +27,7 @@ struct evidence {
   std::uint32_t n = 0;
   std::vector<std::uint32_t> src, dst;  // each judged pair's ends
   // by rank, its judged pairs as sender (ascending: by receiver) and as receiver (by sender)
-  std::vector<std::vector<std::uint32_t>> out_of, into;
+  std::vector<std::vector<std::uint32_t>> out_of;
   std::vector<double> log_bw;    // log of bytes/s, the count corrected by half a quantum
   std::vector<double> expected;  // messages per byte/s: seconds / size (for the counting error)
   // its class (pair_classes: within a node or across, the uplinks and rails it crosses); the
@@ -42,6 +42,9 @@ struct evidence {
   // receives are then read in one pass, not gathered from all over the sender-ordered arrays
   std::vector<std::uint32_t> by_dst;      // pair index
   std::vector<std::uint32_t> into_start;  // n + 1: rank r's receives are by_dst[into_start[r] ...]
+  std::span<const std::uint32_t> into(std::uint32_t r) const {
+    return std::span<const std::uint32_t>(by_dst).subspan(into_start[r], into_start[r + 1] - into_start[r]);
+  }
   std::vector<double> log_bw_by_dst;
   std::vector<std::uint32_t> cohort_by_dst;
   double quantum = 1;  // messages a count moves by (duration mode); 0: counts are exact
@@ -78,7 +81,6 @@ evidence gather(const run_matrices& m, std::uint64_t size, std::span<const std::
   const std::uint32_t n = ev.n = m.tx_bw.n;
   const pair_classes class_of(n, node_of, uplinks, nics);
   ev.out_of.resize(n);
-  ev.into.resize(n);
   std::uint64_t q = 0;
   std::vector<double> bw;
   require_shared_slots(m);
@@ -90,7 +92,6 @@ evidence gather(const run_matrices& m, std::uint64_t size, std::span<const std::
     ev.src.push_back(a);
     ev.dst.push_back(b);
     ev.out_of[a].push_back(k);
-    ev.into[b].push_back(k);
     ev.rnd.push_back(m.round.v[i]);
     // crossing switches or rails costs what it costs (oversubscribed uplinks, the spine; in the
     // emulation each bridge's CPU)
@@ -105,14 +106,16 @@ evidence gather(const run_matrices& m, std::uint64_t size, std::span<const std::
   for (std::size_t i = 0; i < ev.size(); ++i)
     ev.log_bw.push_back(std::log(std::max(bw[i], ev.quantum / 2 / ev.expected[i])));
   number_cohorts(ev);
+  // receiver order: a counting sort of the sender-ordered pairs, each rank's by sender
   ev.into_start.assign(std::size_t{n} + 1, 0);
-  for (std::uint32_t r = 0; r < n; ++r) {
-    ev.into_start[r + 1] = ev.into_start[r] + static_cast<std::uint32_t>(ev.into[r].size());
-    for (const auto i : ev.into[r]) {
-      ev.by_dst.push_back(i);
-      ev.log_bw_by_dst.push_back(ev.log_bw[i]);
-      ev.cohort_by_dst.push_back(ev.cohort_id[i]);
-    }
+  for (const auto b : ev.dst) ++ev.into_start[b + 1];
+  for (std::uint32_t r = 0; r < n; ++r) ev.into_start[r + 1] += ev.into_start[r];
+  ev.by_dst.resize(ev.size());
+  std::vector<std::uint32_t> at(ev.into_start.begin(), ev.into_start.end() - 1);
+  for (std::uint32_t k = 0; k < ev.size(); ++k) ev.by_dst[at[ev.dst[k]]++] = k;
+  for (const auto i : ev.by_dst) {
+    ev.log_bw_by_dst.push_back(ev.log_bw[i]);
+    ev.cohort_by_dst.push_back(ev.cohort_id[i]);
   }
   return ev;
 }
@@ -314,7 +317,7 @@ std::vector<std::size_t> side_pairs(const evidence& ev, const candidate& c, bool
                                     const std::vector<double>& z) {
   std::vector<std::size_t> out;
   for (const auto r : c.members) {
-    for (const auto i : sends ? ev.out_of[r] : ev.into[r]) {
+    for (const auto i : sends ? std::span<const std::uint32_t>(ev.out_of[r]) : ev.into(r)) {
       if (c.holds(sends ? ev.dst[i] : ev.src[i])) continue;  // within the candidate: neither side's
       if (!covered[i] && !std::isnan(z[i]) && !(c.across_only && !pair_classes::across(ev.cls[i]))) out.push_back(i);
     }
@@ -417,7 +420,7 @@ std::vector<std::uint32_t> loose_slow(const evidence& ev, const screen& sc, cons
     };
     for (std::uint32_t r = 0; r < ev.n; ++r) {
       per_rank(ev.out_of[r].begin(), ev.out_of[r].end(), out_k, out_q);
-      per_rank(ev.by_dst.begin() + ev.into_start[r], ev.by_dst.begin() + ev.into_start[r + 1], in_k, in_q);
+      per_rank(ev.into(r).begin(), ev.into(r).end(), in_k, in_q);
     }
     for (std::uint32_t k = 0; k < ev.cohorts; ++k) most_k[k] = out_k[k] + in_k[k];
     for (std::uint32_t q = 0; q < ev.classes; ++q) most_q[q] = out_q[q] + in_q[q];
@@ -464,7 +467,7 @@ std::int64_t naming_bound(const evidence& ev, screen& sc, const candidate& c, co
   };
   for (const auto m : c.members) {
     for (const auto i : ev.out_of[m]) take(i);  // its row
-    for (const auto i : ev.into[m])
+    for (const auto i : ev.into(m))
       if (!c.holds(ev.src[i])) take(i);  // its column, less what the row took
   }
   // per cohort: whether its pairs get a z at all (a median of three of the cohort, or of two of
@@ -522,7 +525,7 @@ void reference_of(const evidence& ev, const candidate& c, const mask& covered, c
   for (std::size_t i = 0; i < ev.size(); ++i) r.pairs[i] = covered[i] ? 0 : 1;
   for (const auto m : c.members) {  // then its own pairs out, by its members' lists
     for (const auto i : ev.out_of[m]) r.pairs[i] = 0;
-    for (const auto i : ev.into[m]) r.pairs[i] = 0;
+    for (const auto i : ev.into(m)) r.pairs[i] = 0;
   }
   score_into(ev, r.pairs, s, r.sc);
   r.spread = rank_spread(ev, r.pairs, r.sc, s.min_spread);
@@ -797,7 +800,7 @@ link_noise residuals(const evidence& ev, const mask& rest, const std::vector<dou
   for (int sweep = 0; sweep < 4; ++sweep) {
     for (bool rows : {true, false}) {
       for (std::uint32_t r = 0; r < ev.n; ++r) {
-        const auto& line = rows ? ev.out_of[r] : ev.into[r];
+        const auto& line = rows ? std::span<const std::uint32_t>(ev.out_of[r]) : ev.into(r);
         std::vector<double> v;
         for (const auto i : line)
           if (!std::isnan(out.e[i])) v.push_back(out.e[i]);
@@ -885,7 +888,7 @@ void join_nics(const evidence& ev, std::int32_t node, std::span<const candidate>
   mask open = covered;
   for (const auto r : whole.members) {
     for (const auto i : ev.out_of[r]) open[i] = 0;
-    for (const auto i : ev.into[r]) open[i] = 0;
+    for (const auto i : ev.into(r)) open[i] = 0;
   }
   reference ref;
   reference_of(ev, whole, open, s, ref);
