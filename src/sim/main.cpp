@@ -58,6 +58,8 @@ int simulate(const sim::fabric_shape& f, const std::string& noise, const std::st
              fmt::format("{:.2f}", 100.0 * static_cast<double>(t.false_jobs) / n),
              fmt::format("{:.2f}", 1000.0 * static_cast<double>(t.false_nodes) / healthy_node_jobs),
              fmt::format("{:.1f}", 100.0 * static_cast<double>(t.unjudged) / n), fmt::format("{:.4f}", t.seconds / n));
+  // a job with many causes takes longer (a pass over the pairs for each one named): the mean hides it
+  if (jobs > 1) fmt::print("  judging: slowest job {:.2f} s\n", t.slowest);
   if (stated > 0 && model_alpha == 0) {
     // what each run states against what the runs did: on a healthy fabric, the two should agree
     fmt::print("  stated false-alarm level, mean over runs: {:.1f} % ({} healthy runs drawn like each); {}\n",
@@ -71,6 +73,12 @@ int simulate(const sim::fabric_shape& f, const std::string& noise, const std::st
     fmt::print("  retest: run by {:.1f} % of jobs, {:.1f} pairs alone in each of those\n",
                100.0 * static_cast<double>(t.retested) / n,
                t.retested > 0 ? static_cast<double>(t.alone) / static_cast<double>(t.retested) : 0.0);
+  }
+  if (show_kinds) {  // what a job that missed the fault counted instead, for the first few
+    for (std::size_t i = 0; i < t.misses.size() && i < 5; ++i)
+      fmt::print(
+          "  missed in job {}: counted {}\n", t.misses[i].first,
+          t.misses[i].second.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(t.misses[i].second, ", ")));
   }
   if (show_kinds && !t.false_kinds.empty()) {
     std::vector<std::string> kinds;

@@ -212,7 +212,9 @@ tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std
     t.alone += v.alone;
     t.run_named += std::ranges::any_of(v.report.found, stats::names_a_cause);
     t.stated_pct += v.stated.drawn > 0 ? v.stated.pct() : 0;
-    t.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    t.seconds += took;
+    t.slowest = std::max(t.slowest, took);
     ++t.jobs;
     t.unjudged += model_alpha == 0 && !std::isfinite(v.report.threshold_pct);
     bool hit = false, other = false;
@@ -233,6 +235,12 @@ tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std
       if (drawn_slow(c, r, nm, 90)) slow_drained.insert(node);
     }
     t.named += hit;
+    if (!hit && x.kind != fault_kind::none) {
+      std::vector<std::string> counted;
+      for (const auto& c : v.verdict.causes)
+        if (c.counted) counted.push_back(describe(c));
+      t.misses.emplace_back(j, std::move(counted));
+    }
     t.false_jobs += other;
     t.false_nodes += drained.size();
     t.drawn_slow_nodes += slow_drained.size();

@@ -183,14 +183,23 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::
   for (std::size_t i = 0; i < plan.parts.size(); ++i)
     if (take[i] == 1)
       for (const auto r : plan.parts[i].members) suspect[r] = 1;
+  // each rank's usable pairs out and in, by the other end: a part's side is read from its
+  // members' lists (a retest at thousands of ranks screens hundreds of parts)
+  std::vector<std::vector<std::uint32_t>> out_to(n), in_from(n);
+  for (std::size_t i = 0; i < m.tx_bw.slots(); ++i) {
+    const auto a = m.tx_bw.src(i), b = m.tx_bw.dst(i);
+    if (!usable(m, a, b)) continue;
+    out_to[a].push_back(b);
+    in_from[b].push_back(a);
+  }
   for (std::size_t i = 0; i < plan.parts.size(); ++i) {
     const auto& p = plan.parts[i];
     if (!take[i]) continue;
-    pair_list side;  // its members' rows (sends) or columns (receives), not all N^2 pairs
+    pair_list side;  // its members' rows (sends) or columns (receives)
     for (const auto r : p.members) {
-      for (std::uint32_t o = 0; o < n; ++o) {
+      for (const auto o : p.sends ? out_to[r] : in_from[r]) {
         const auto [a, b] = p.sends ? std::pair{r, o} : std::pair{o, r};
-        if (usable(m, a, b) && on_side(p, a, b)) side.emplace_back(a, b);
+        if (on_side(p, a, b)) side.emplace_back(a, b);
       }
     }
     side = spread_over_members(std::move(side), m, p.sends, per_side, suspect);
@@ -209,39 +218,92 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::
 
 namespace {
 
+// The retest's controls alone, read once: their classes' centres and residuals over all of
+// them, which every part that touches none of them shares (a retest at thousands of ranks
+// judges hundreds of parts against thousands of controls).
+struct control_set {
+  struct one {
+    std::uint32_t a, b;
+    int cls;
+    double y;  // log rate alone
+  };
+  std::vector<one> all;                           // measured ones, in the plan's order
+  std::vector<std::vector<std::size_t>> of_rank;  // indices into all, by either end
+  std::map<int, std::vector<double>> ys;          // by class
+  std::map<int, double> centre;                   // classes of two or more
+  std::vector<double> residuals;                  // |y - centre|, ascending
+  double dof = 0;
+};
+
+// Its classes' centres (Huber) and residuals from `ys`; into `residuals` unsorted.
+void centre_classes(const std::map<int, std::vector<double>>& ys, std::map<int, double>& centre,
+                    std::vector<double>& residuals, double& dof) {
+  for (const auto& [cls, v] : ys) {
+    if (v.size() < 2) continue;
+    const double c = centre[cls] = huber_location(v);
+    for (double y : v) residuals.push_back(y - c);
+    dof += static_cast<double>(v.size()) - 1;
+  }
+}
+
+control_set read_controls(const model_retest_plan& plan, const square<double>& alone, const pair_classes& classes,
+                          double floor_bps) {
+  control_set cs;
+  cs.of_rank.resize(alone.n);
+  for (const auto& [a, b] : plan.controls) {
+    const double v = alone.at(a, b);
+    if (std::isnan(v)) continue;
+    cs.of_rank[a].push_back(cs.all.size());
+    cs.of_rank[b].push_back(cs.all.size());
+    cs.all.push_back({a, b, classes.path(a, b), std::log(std::max(v, floor_bps))});
+    cs.ys[cs.all.back().cls].push_back(cs.all.back().y);
+  }
+  centre_classes(cs.ys, cs.centre, cs.residuals, cs.dof);
+  for (auto& r : cs.residuals) r = std::fabs(r);
+  std::ranges::sort(cs.residuals);
+  return cs;
+}
+
 // One part's pairs alone against the controls of their classes that do not touch it: its effect,
 // the variance of that estimate in units of the noise's (its mean's, and the class centres' it is
-// read against), and the residuals that noise is read from: its controls' about their centres and
-// its pairs' about its effect, with their degrees of freedom. Undecided (NaN effect) with nothing
-// to compare.
+// read against), and the residuals that noise is read from: its controls' about their centres
+// (`shared`, sorted, where no control touches the part) and its pairs' about its effect, with
+// their degrees of freedom. Undecided (NaN effect) with nothing to compare.
 struct part_fit {
   lasting_effect l;
   double var = 0;
   std::vector<double> residuals;
+  const std::vector<double>* shared = nullptr;
   double dof = 0;
 };
 
-part_fit fit_part(const model_cause& part, const pair_list& side, const model_retest_plan& plan,
-                  const square<double>& alone, const pair_classes& classes, double floor_bps,
+part_fit fit_part(const model_cause& part, const pair_list& side, const control_set& cs, const square<double>& alone,
+                  const pair_classes& classes, double floor_bps,
                   const std::set<std::pair<std::uint32_t, std::uint32_t>>& held) {
-  part_fit f{lasting_effect{part}, 0, {}, 0};
+  part_fit f{lasting_effect{part}, 0, {}, nullptr, 0};
   lasting_effect& out = f.l;
   const auto log_alone = [&](std::uint32_t a, std::uint32_t b) {
     const double v = alone.at(a, b);
     return std::isnan(v) ? nan : std::log(std::max(v, floor_bps));
   };
-  std::map<int, std::vector<double>> ctrl;
-  for (const auto& [a, b] : plan.controls) {
-    const double y = log_alone(a, b);
-    if (!part.holds(a) && !part.holds(b) && !std::isnan(y)) ctrl[classes.path(a, b)].push_back(y);
+  std::vector<std::uint8_t> touches;  // by control, where some touch the part
+  for (const auto r : part.members)
+    for (const auto i : cs.of_rank[r]) {
+      touches.resize(cs.all.size(), 0);
+      touches[i] = 1;
+    }
+  std::map<int, std::vector<double>> own_ys;
+  std::map<int, double> own_centre;
+  if (touches.empty()) {
+    f.shared = &cs.residuals;
+    f.dof = cs.dof;
+  } else {  // its classes again without the controls it touches
+    for (std::size_t i = 0; i < cs.all.size(); ++i)
+      if (!touches[i]) own_ys[cs.all[i].cls].push_back(cs.all[i].y);
+    centre_classes(own_ys, own_centre, f.residuals, f.dof);
   }
-  std::map<int, double> centre;
-  for (const auto& [cls, ys] : ctrl) {
-    if (ys.size() < 2) continue;
-    centre[cls] = huber_location(ys);
-    for (double y : ys) f.residuals.push_back(y - centre[cls]);
-    f.dof += static_cast<double>(ys.size()) - 1;
-  }
+  const auto& ctrl = touches.empty() ? cs.ys : own_ys;
+  const auto& centre = touches.empty() ? cs.centre : own_centre;
   std::vector<double> d;
   std::map<int, double> per_class;  // the part's pairs in each class
   for (const auto& [a, b] : side) {
@@ -262,10 +324,23 @@ part_fit fit_part(const model_cause& part, const pair_list& side, const model_re
   for (double x : d) f.residuals.push_back(x - out.effect);
   f.dof += k - 1;
   f.var = 1 / k;
-  for (const auto& [cls, count] : per_class) f.var += (count / k) * (count / k) / static_cast<double>(ctrl[cls].size());
+  for (const auto& [cls, count] : per_class) {
+    const auto size = static_cast<double>(ctrl.at(cls).size());
+    f.var += (count / k) * (count / k) / size;
+    out.controls += ctrl.at(cls).size();
+  }
   out.pairs = d.size();
-  for (const auto& [cls, count] : per_class) out.controls += ctrl[cls].size();
   return f;
+}
+
+// mad_scale about 0 of a part's residuals and the shared ones.
+double residual_scale(const part_fit& f) {
+  if (f.shared == nullptr) return mad_scale(f.residuals, 0);
+  std::vector<double> own;
+  for (double r : f.residuals) own.push_back(std::fabs(r));
+  std::ranges::sort(own);
+  const double m = median_of_sorted(own, *f.shared);
+  return std::isfinite(m) ? 1.4826 * m : 0;
 }
 
 // The part's interval and its test under the interval null "at least --slow % alone".
@@ -275,7 +350,8 @@ part_fit fit_part(const model_cause& part, const pair_list& side, const model_re
 // spread between them, which says nothing of this part's pairs.
 void test_part(part_fit& f, double slow) {
   lasting_effect& out = f.l;
-  const double scale = f.residuals.empty() ? nan : mad_scale(f.residuals, 0), dof = f.dof;
+  const bool none = f.residuals.empty() && (f.shared == nullptr || f.shared->empty());
+  const double scale = none ? nan : residual_scale(f), dof = f.dof;
   if (std::isnan(out.effect) || !(dof >= 1) || std::isnan(scale)) {
     out.effect = nan;  // nothing to compare with: undecided
     return;
@@ -346,9 +422,10 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
                                                std::span<const std::pair<std::uint32_t, std::uint32_t>> held) {
   const double slow = std::log(s.slow_pct / 100);
   const std::set<std::pair<std::uint32_t, std::uint32_t>> held_set(held.begin(), held.end());
+  const control_set cs = read_controls(plan, alone, classes, floor_bps);
   std::vector<part_fit> fits;
   for (std::size_t i = 0; i < plan.screened.size(); ++i)
-    fits.push_back(fit_part(plan.parts[plan.screened[i]], plan.sides[i], plan, alone, classes, floor_bps, held_set));
+    fits.push_back(fit_part(plan.parts[plan.screened[i]], plan.sides[i], cs, alone, classes, floor_bps, held_set));
   std::vector<lasting_effect> out;
   for (auto& f : fits) {
     test_part(f, slow);

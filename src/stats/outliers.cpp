@@ -454,7 +454,11 @@ std::vector<std::uint32_t> loose_slow(const evidence& ev, const screen& sc, cons
 // is at most the value r places above the middle of the screen's sorted cohort, r the cohort's
 // pairs the candidate removes. The full test costs a pass over every judged pair; this bound only
 // the candidate's own, so the cover tests in full only what could still be the step's choice.
-std::int64_t naming_bound(const evidence& ev, screen& sc, const candidate& c, const mask& covered, double floor) {
+struct reach {
+  std::int64_t slow = -1;  // the most slow pairs its named sides can hold; -1: no side can be named
+  std::int64_t fine = 0;   // the fewest fine pairs those sides then hold
+};
+reach naming_bound(const evidence& ev, screen& sc, const candidate& c, const mask& covered, double floor) {
   auto& touching = sc.touching;
   auto& r_cohort = sc.r_cohort;
   auto& r_class = sc.r_class;
@@ -503,9 +507,12 @@ std::int64_t naming_bound(const evidence& ev, screen& sc, const candidate& c, co
     r_cohort[ev.cohort_id[i]] = r_class[ev.class_id[i]] = 0;
     seen[ev.cohort_id[i]] = scored[ev.cohort_id[i]] = 0;
   }
-  std::int64_t most = -1;
-  for (int d : {0, 1})
-    if (pairs[d] >= 2 && 2 * slow[d] >= pairs[d]) most = std::max<std::int64_t>(most, 0) + slow[d];
+  reach most;
+  for (int d : {0, 1}) {
+    if (pairs[d] < 2 || 2 * slow[d] < pairs[d]) continue;
+    most.slow = std::max<std::int64_t>(most.slow, 0) + slow[d];
+    most.fine += pairs[d] - slow[d];
+  }
   return most;
 }
 
@@ -644,24 +651,28 @@ std::vector<outlier> cover(std::vector<candidate> cands, outlier_basis basis, Ev
   };
   while (true) {
     prepare(covered);
-    // the most each candidate can be worth, and the full test in that order, down to those that
-    // cannot beat the best found: the one chosen is the one a test of every candidate in turn
-    // would choose (the most worth, then the larger, then the first)
-    std::vector<std::pair<std::int64_t, std::size_t>> order;
+    // the most each candidate can be worth, and the full test in the order the choice prefers (the
+    // most worth, then the larger, then the first), down to those that cannot beat the best found:
+    // the one chosen is the one a test of every candidate in turn would choose
+    const auto beats = [&](std::size_t a, std::size_t b) {  // on equal worth
+      return size(cands[a]) > size(cands[b]) || (size(cands[a]) == size(cands[b]) && a < b);
+    };
+    std::vector<std::pair<std::int64_t, std::size_t>> order;  // the most worth, the candidate
     for (std::size_t ci = 0; ci < cands.size(); ++ci) {
-      const std::int64_t most = bound(cands[ci], covered);
-      if (most > 0) order.emplace_back(most, ci);
+      const auto most = bound(cands[ci], covered);
+      if (most.slow > 0) order.emplace_back(most.slow - (switches ? most.fine : 0), ci);
     }
-    std::ranges::stable_sort(order, std::greater{}, &std::pair<std::int64_t, std::size_t>::first);
+    std::ranges::sort(order, [&](const auto& x, const auto& y) {
+      return x.first != y.first ? x.first > y.first : beats(x.second, y.second);
+    });
     std::size_t best = cands.size();
     verdict best_v;
     for (const auto& [most, ci] : order) {
       if (best != cands.size() && most < worth(best_v)) break;
+      if (best != cands.size() && most == worth(best_v) && !beats(ci, best)) continue;  // a tie at best
       verdict v = evaluate(cands[ci], covered, explained);
-      const bool ahead = best == cands.size() || worth(v) > worth(best_v) ||
-                         (worth(v) == worth(best_v) &&
-                          (size(cands[ci]) > size(cands[best]) || (size(cands[ci]) == size(cands[best]) && ci < best)));
-      if (v.explains > 0 && ahead) {
+      if (v.explains > 0 &&
+          (best == cands.size() || worth(v) > worth(best_v) || (worth(v) == worth(best_v) && beats(ci, best)))) {
         best = ci;
         best_v = std::move(v);
       }
@@ -729,8 +740,10 @@ std::vector<outlier> below_floor(const evidence& ev, const run_matrices& m, std:
       [&](const candidate& c, const mask& cov, const mask& expl) {
         return against_floor(ev, c, cov, expl, below, ratio);
       },
-      [](const candidate&, const mask&) { return std::numeric_limits<std::int64_t>::max(); }, [](const mask&) {},
-      covered);
+      [](const candidate&, const mask&) {
+        return reach{std::numeric_limits<std::int64_t>::max(), 0};
+      },
+      [](const mask&) {}, covered);
   for (std::size_t i = 0; i < nn; ++i) {
     if (!below[i] || covered[i]) continue;
     covered[i] = 1;
@@ -949,6 +962,83 @@ void add_links(const evidence& ev, const mask& rest, const scores& sc, const fin
 
 }  // namespace
 
+namespace {
+
+// The noise cover's state from one step to the next: the screen over the pairs no cause covers
+// yet, each rank's count of possibly slow pairs, and a step's bounds and verdicts on one-rank
+// candidates by rank (a NIC of one rank and that rank read the same pairs against the same
+// reference: with 8 rails and 8 ranks a node, half of all candidates).
+struct noise_cover {
+  const evidence& ev;
+  const finder_settings& s;
+  const std::map<std::int32_t, std::vector<candidate>>& parts;  // a node's NICs, as parts of it
+  double floor;
+  std::size_t largest;  // members of the largest candidate
+  screen scr;
+  mask screened;  // what the screen was made over
+  std::vector<std::uint32_t> loose;
+  std::vector<reach> bound_of;
+  std::map<std::uint32_t, verdict> this_step;
+  reference scratch;
+
+  static bool one_rank(const candidate& c) {
+    return c.members.size() == 1 && !c.across_only && c.kind != outlier_kind::node;
+  }
+  static constexpr reach unknown{std::numeric_limits<std::int64_t>::min(), 0};
+
+  void prepare(const mask& cov) {
+    if (screened.empty()) {
+      scr = make_screen(ev, cov);
+    } else {
+      update_screen(ev, scr, screened, cov);
+    }
+    screened = cov;
+    loose = loose_slow(ev, scr, cov, floor, largest);
+    this_step.clear();
+    bound_of.assign(ev.n, unknown);
+  }
+  reach bound(const candidate& c, const mask& cov) {
+    const auto fresh = [&] {
+      std::uint64_t any = 0;
+      for (const auto r : c.members) any += loose[r];
+      return any == 0 ? reach{} : naming_bound(ev, scr, c, cov, floor);
+    };
+    if (!one_rank(c)) return fresh();
+    auto& b = bound_of[c.members[0]];
+    if (b.slow == unknown.slow) b = fresh();
+    return b;
+  }
+  verdict evaluate(const candidate& c, const mask& cov, const mask& expl) {
+    if (!one_rank(c)) {
+      const auto it = c.kind == outlier_kind::node ? parts.find(c.node) : parts.end();
+      const auto its = it == parts.end() ? std::span<const candidate>{} : std::span<const candidate>(it->second);
+      return against_noise(ev, c, its, cov, expl, s, scratch);
+    }
+    const auto [it, fresh] = this_step.try_emplace(c.members[0]);
+    if (fresh) it->second = against_noise(ev, c, {}, cov, expl, s, scratch);
+    return it->second;
+  }
+};
+
+// What no cause explains: its noise, the run's threshold, and single pairs beyond the stricter bound.
+void judge_rest(const evidence& ev, const mask& covered, const finder_settings& s, outlier_report& out) {
+  mask rest(ev.size(), 0);
+  for (std::size_t i = 0; i < rest.size(); ++i) rest[i] = !covered[i];
+  const scores sc = score(ev, rest, s);
+  out.noise = sc.spread;
+  for (std::size_t i = 0; i < rest.size(); ++i) out.judged += !std::isnan(sc.z[i]);
+  if (!sc.usable) return;
+  std::vector<double> predicted;
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    if (rest[i]) predicted.push_back(out.median * ev.expected[i]);
+  }
+  const double typical = counting_error(ev, median_of(predicted));
+  out.threshold_pct = std::exp(std::min(std::log(s.slow_pct / 100), -s.k * std::hypot(sc.spread, typical))) * 100;
+  add_links(ev, rest, sc, s, out);
+}
+
+}  // namespace
+
 outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
                              const finder_settings& s, std::span<const switch_group> uplinks,
                              std::span<const nic_group> nics) {
@@ -965,87 +1055,27 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
     for (auto& o : below_floor(ev, m, node_of, uplinks, nics, s.expect_bps, covered)) out.found.push_back(o);
   }
   if (out.too_few_msgs || out.too_short) return out;  // an absolute floor holds; the noise cannot be told
-  // each candidate against the judged pairs that touch neither it nor a cause already named
-  screen scr;
-  // a node's NICs as parts of it: their pairs to other nodes only, as the node's
+  // each candidate against the judged pairs that touch neither it nor a cause already named; a
+  // node's NICs as parts of it (their pairs to other nodes only, as the node's)
   std::map<std::int32_t, std::vector<candidate>> parts;
   for (const auto& g : nics) {
     if (!g.members.empty() && g.members.back() < ev.n)
       parts[g.node].push_back({outlier_kind::nic, g.node, -1, g.members, true, g.rail});
   }
-  const auto parts_of = [&](std::int32_t node) {
-    const auto it = parts.find(node);
-    return it == parts.end() ? std::span<const candidate>{} : std::span<const candidate>(it->second);
-  };
-  const double slow_floor = std::log(s.slow_pct / 100);
-  reference scratch;
-  // a step's bounds and verdicts on one-rank candidates, by rank: a NIC of one rank and that rank
-  // read the same pairs against the same reference (with 8 rails, one rank a NIC: half of them)
-  std::vector<std::int64_t> bound_of(ev.n);
-  std::map<std::uint32_t, verdict> this_step;
-  const auto one_rank = [](const candidate& c) {
-    return c.members.size() == 1 && !c.across_only && c.kind != outlier_kind::node;
-  };
-  constexpr std::int64_t unknown = std::numeric_limits<std::int64_t>::min();
-  mask screened;  // what the screen was made over
-  std::vector<std::uint32_t> loose;
   auto cands = candidates(ev.n, node_of, uplinks, nics);
   std::size_t largest = 0;
   for (const auto& c : cands) largest = std::max(largest, c.members.size());
-  const auto bound = [&](const candidate& c, const mask& cov) -> std::int64_t {
-    std::uint64_t any = 0;
-    for (const auto r : c.members) any += loose[r];
-    return any == 0 ? -1 : naming_bound(ev, scr, c, cov, slow_floor);
-  };
+  noise_cover nc{ev, s, parts, std::log(s.slow_pct / 100), largest, {}, {}, {}, {}, {}, {}};
   for (auto& o : cover(
            std::move(cands), outlier_basis::noise,
-           [&](const candidate&c, const mask&cov, const mask&expl) {
-             if (!one_rank(c))
-               return against_noise(ev, c,
-                                    c.kind == outlier_kind::node ? parts_of(c.node) : std::span<const candidate>{}, cov,
-                                    expl, s, scratch);
-             const auto [it, fresh] = this_step.try_emplace(c.members[0]);
-             if (fresh) it->second = against_noise(ev, c, {}, cov, expl, s, scratch);
-             return it->second;
-           },
-           [&](const candidate&c, const mask&cov) {
-             if (!one_rank(c)) return bound(c, cov);
-             auto& b = bound_of[c.members[0]];
-             if (b == unknown) b = bound(c, cov);
-             return b;
-           },
-           [&](const mask&cov) {
-             if (screened.empty()) {
-               scr = make_screen(ev, cov);
-             } else {
-               update_screen(ev, scr, screened, cov);
-             }
-             screened = cov;
-             loose = loose_slow(ev, scr, cov, slow_floor, largest);
-             this_step.clear();
-             std::ranges::fill(bound_of, unknown);
-           },
-           covered)) {
+           [&](const candidate&c, const mask&cov, const mask&expl) { return nc.evaluate(c, cov, expl); },
+           [&](const candidate&c, const mask&cov) { return nc.bound(c, cov); },
+           [&](const mask&cov) { nc.prepare(cov); }, covered)) {
     out.found.push_back(o);
   }
   fold_one_rank_nics(out.found, nics);
   for (const auto& [node, its] : parts) join_nics(ev, node, its, covered, s, out.found);
-
-  // what no cause explains: its noise, and single pairs beyond the stricter bound
-  mask rest(ev.size(), 0);
-  for (std::size_t i = 0; i < rest.size(); ++i) rest[i] = !covered[i];
-  const scores sc = score(ev, rest, s);
-  out.noise = sc.spread;
-  for (std::size_t i = 0; i < rest.size(); ++i) out.judged += !std::isnan(sc.z[i]);
-  if (sc.usable) {
-    std::vector<double> predicted;
-    for (std::size_t i = 0; i < rest.size(); ++i) {
-      if (rest[i]) predicted.push_back(out.median * ev.expected[i]);
-    }
-    const double typical = counting_error(ev, median_of(predicted));
-    out.threshold_pct = std::exp(std::min(std::log(s.slow_pct / 100), -s.k * std::hypot(sc.spread, typical))) * 100;
-  }
-  if (sc.usable) add_links(ev, rest, sc, s, out);
+  judge_rest(ev, covered, s, out);
   return out;
 }
 

@@ -167,6 +167,16 @@ std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<d
                                          const pair_host* host) {
   struct controls_of {
     std::vector<double> bw, cpu;
+    // what a slow pair is read against, once per class (a retest at thousands of ranks holds
+    // thousands of slow pairs and of controls)
+    double reference = 0, bound = 0, link_bound = 0, fine_bound = 0, cpu_share = 0;
+    void bounds(double slow_pct) {
+      reference = median_of(bw);
+      bound = retest_bound_pct(bw, slow_pct);
+      link_bound = retest_link_bound_pct(bw, slow_pct);
+      fine_bound = retest_fine_bound_pct(bw, slow_pct);
+      cpu_share = cpu.empty() ? std::numeric_limits<double>::quiet_NaN() : median_of(cpu);
+    }
   };
   std::map<int, controls_of> by_class;
   controls_of all;
@@ -177,20 +187,22 @@ std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<d
       if (host && std::isfinite(host->cpu.at(a, b))) into->cpu.push_back(host->cpu.at(a, b));
     }
   }
+  all.bounds(slow_pct);
+  for (auto& [cls, ctl] : by_class) ctl.bounds(slow_pct);
   std::vector<retest_verdict> out;
   for (const auto& [a, b] : plan.slow) {
     // its own class's controls; all of them where its class measured fewer than two (one
     // control is one sample, no median)
     const auto it = by_class.find(class_of(a, b));
     const controls_of& ctl = it != by_class.end() && it->second.bw.size() >= 2 ? it->second : all;
-    const double reference = median_of(ctl.bw);
+    const double reference = ctl.reference;
     retest_verdict v{.src = a,
                      .dst = b,
                      .before = before.at(a, b),
                      .alone = alone.at(a, b),
-                     .bound_pct = retest_bound_pct(ctl.bw, slow_pct),
-                     .link_bound_pct = retest_link_bound_pct(ctl.bw, slow_pct),
-                     .fine_bound_pct = retest_fine_bound_pct(ctl.bw, slow_pct),
+                     .bound_pct = ctl.bound,
+                     .link_bound_pct = ctl.link_bound,
+                     .fine_bound_pct = ctl.fine_bound,
                      .controls = ctl.bw.size()};
     v.pct = reference > 0 ? 100 * v.alone / reference : std::numeric_limits<double>::quiet_NaN();
     // unmeasured alone counts as slow: it did not recover; with no control alone to read it
@@ -202,7 +214,7 @@ std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<d
     if (host) {
       v.cpu_share = host->cpu.at(a, b);
       v.idle_share = host->idle.at(a, b);
-      if (!ctl.cpu.empty()) v.controls_cpu_share = median_of(ctl.cpu);
+      if (!ctl.cpu.empty()) v.controls_cpu_share = ctl.cpu_share;
     }
     if (v.still_slow && v.idle_share < 0.5 && host_explains(v.cpu_share, v.controls_cpu_share, v.pct / 100)) {
       v.still_slow = v.beyond_spread = false;

@@ -2,10 +2,12 @@
 // so a healthy side is named at the stated level and no more often.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
 
+#include "rdmamesh/stats/median.hpp"
 #include "rdmamesh/stats/rank_test.hpp"
 
 using namespace rdmamesh::stats;
@@ -63,4 +65,31 @@ TEST_CASE("large sides use the normal limit, which agrees with the exact count a
   std::vector<double> a, b;
   for (int i = 0; i < 160; ++i) (i % 2 ? a : b).push_back(i);
   CHECK(lower_rank_p(a, b) == doctest::Approx(0.5).epsilon(0.1));
+}
+
+TEST_CASE("the median of two sorted arrays is the median of both together, ties and empty sides included") {
+  std::mt19937_64 g(7);
+  std::uniform_int_distribution<int> value(0, 20);  // few values: many ties
+  for (std::size_t nx : {0, 1, 2, 5, 16}) {
+    for (std::size_t ny : {0, 1, 3, 8, 1000}) {
+      if (nx + ny == 0) {
+        CHECK(std::isnan(median_of_sorted({}, {})));
+        continue;
+      }
+      std::vector<double> x(nx), y(ny);
+      for (auto& v : x) v = value(g);
+      for (auto& v : y) v = value(g) + 0.5;
+      std::ranges::sort(x);
+      std::ranges::sort(y);
+      std::vector<double> both(x);
+      both.insert(both.end(), y.begin(), y.end());
+      CHECK(median_of_sorted(x, y) == median_of(both));
+      CHECK(median_of_sorted(y, x) == median_of(both));
+      for (std::size_t k = 0; k < both.size(); k += 7) {
+        std::vector<double> all(both);
+        std::ranges::sort(all);
+        CHECK(kth_of_sorted(x, y, k) == all[k]);
+      }
+    }
+  }
 }

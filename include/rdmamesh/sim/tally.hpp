@@ -52,10 +52,13 @@ struct tally {
   std::uint64_t unjudged = 0;                        // jobs whose run could not be judged (too few pairs or messages)
   std::map<std::string, std::uint64_t> false_kinds;  // the wrong causes counted, by kind
   double seconds = 0;                                // spent judging
+  double slowest = 0;                                // the longest one job's judging took
   std::uint64_t run_named = 0;  // jobs whose run named a cause before any fold (failed pairs, suspects apart)
   double stated_pct = 0;        // summed over the jobs: each run's stated false-alarm level (stated_draws > 0)
   std::uint64_t retested = 0;   // jobs whose run had pairs to retest (`retest`)
   std::uint64_t alone = 0;      // pairs measured alone, summed over the jobs
+  // jobs that missed the injected fault: their number (from 0) and what they counted instead
+  std::vector<std::pair<std::uint32_t, std::vector<std::string>>> misses;
 };
 
 // `fault` "none" or KIND:PCT (rank, nic, node, link, uplink, pod); throws std::invalid_argument otherwise.

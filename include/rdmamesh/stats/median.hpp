@@ -29,6 +29,31 @@ inline double median_of(std::vector<double> v) {
   return median_in(v);
 }
 
+// The k-th smallest (from 0) of two ascending arrays together, k below their total size.
+inline double kth_of_sorted(std::span<const double> x, std::span<const double> y, std::size_t k) {
+  std::size_t lo = k + 1 > y.size() ? k + 1 - y.size() : 0, hi = std::min(k + 1, x.size());
+  while (lo < hi) {  // how many of x lie among the k + 1 smallest
+    const std::size_t i = (lo + hi) / 2, j = k + 1 - i;
+    if (j > 0 && i < x.size() && y[j - 1] > x[i]) {
+      lo = i + 1;
+    } else {
+      hi = i;
+    }
+  }
+  const std::size_t j = k + 1 - lo;
+  const double none = -std::numeric_limits<double>::infinity();
+  return std::max(lo > 0 ? x[lo - 1] : none, j > 0 ? y[j - 1] : none);
+}
+
+// median_in of two ascending arrays together, without merging them: a few values against
+// thousands shared by many such medians.
+inline double median_of_sorted(std::span<const double> x, std::span<const double> y) {
+  const std::size_t size = x.size() + y.size();
+  if (size == 0) return nan;
+  if (size % 2 == 1) return kth_of_sorted(x, y, size / 2);
+  return (kth_of_sorted(x, y, size / 2 - 1) + kth_of_sorted(x, y, size / 2)) / 2;
+}
+
 // 1.4826 x the median absolute deviation from `centre`: a normal's sd, unmoved by a few far
 // values; 0 for an empty set
 inline double mad_scale(std::vector<double> v, double centre = 0) {
