@@ -35,6 +35,7 @@ double huber_location(const std::vector<double>& v) {
       sum += w * x;
       weight += w;
     }
+    if (sum / weight == mu) break;  // a fixed point: further steps change nothing
     mu = sum / weight;
   }
   return mu;
