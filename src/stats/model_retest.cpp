@@ -141,20 +141,16 @@ pair_list model_retest_plan::all() const {
   return out;
 }
 
-model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::int32_t> node_of,
-                                    std::span<const std::int32_t> rail_of, const pair_classes& classes,
-                                    const model_settings& s, std::size_t per_side, std::size_t controls,
-                                    std::span<const std::uint8_t> named) {
-  model_retest_plan plan;
-  plan.parts = model_parts(fit_effects(m, node_of), node_of, rail_of, s);
-  const std::uint32_t n = m.tx_bw.n;
-  const double slow = std::log(s.slow_pct / 100);
-  std::vector<std::uint8_t> touched(n, 0);
-  std::set<int> needed;  // the classes the screened parts' pairs are in
-  // a rank's effect on each side: a part is screened where it, or any rank of it, reads below
-  // --slow (a node's mean can hide its one slow rank behind a rank that ran lucky)
+namespace {
+
+// Which parts the retest measures, by part: 1 screened (it, or any rank of it, reads below --slow,
+// or the finder named a rank of it on that side: a node's mean can hide its one slow rank behind
+// a rank that ran lucky), 2 to name only (inside a screened one: whether a node's slow rank or the
+// node stands is then the retest's to say, not the run's noisy reading of its other ranks), 0 not.
+std::vector<std::uint8_t> choose_parts(std::span<const model_cause> parts, std::uint32_t n, double slow,
+                                       std::span<const std::uint8_t> named) {
   std::vector<double> rank_send(n, nan), rank_recv(n, nan);
-  for (const auto& p : plan.parts) {
+  for (const auto& p : parts) {
     if (p.kind != outlier_kind::rank) continue;
     (p.sends ? rank_send : rank_recv)[static_cast<std::size_t>(p.rank)] = p.effect;
   }
@@ -163,23 +159,33 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::
     for (const auto r : p.members)
       if (r < named.size() && (named[r] & (p.sends ? named_sends : named_receives)) != 0) return true;
     const auto& e = p.sends ? rank_send : rank_recv;
-    for (const auto r : p.members)
-      if (e[r] < slow) return true;
-    return false;
+    return std::ranges::any_of(p.members, [&](std::uint32_t r) { return e[r] < slow; });
   };
-  // and, to name, every part inside a screened one: whether a node's slow rank or the node stands
-  // is then the retest's to say, not the run's noisy reading of its other ranks (2: naming only)
-  std::vector<std::uint8_t> take(plan.parts.size(), 0);
-  for (std::size_t i = 0; i < plan.parts.size(); ++i) take[i] = screened(plan.parts[i]) ? 1 : 0;
+  std::vector<std::uint8_t> take(parts.size(), 0);
+  for (std::size_t i = 0; i < parts.size(); ++i) take[i] = screened(parts[i]) ? 1 : 0;
   std::map<std::int32_t, std::vector<std::size_t>> screened_on;  // a part lies inside one of its own node only
-  for (std::size_t o = 0; o < plan.parts.size(); ++o)
-    if (take[o] == 1) screened_on[plan.parts[o].node].push_back(o);
-  for (std::size_t i = 0; i < plan.parts.size(); ++i) {
-    const auto on = screened_on.find(plan.parts[i].node);
+  for (std::size_t o = 0; o < parts.size(); ++o)
+    if (take[o] == 1) screened_on[parts[o].node].push_back(o);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const auto on = screened_on.find(parts[i].node);
     if (take[i] || on == screened_on.end()) continue;
-    if (std::ranges::any_of(on->second, [&](std::size_t o) { return inside(plan.parts[i], plan.parts[o]); }))
-      take[i] = 2;
+    if (std::ranges::any_of(on->second, [&](std::size_t o) { return inside(parts[i], parts[o]); })) take[i] = 2;
   }
+  return take;
+}
+
+}  // namespace
+
+model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::int32_t> node_of,
+                                    std::span<const std::int32_t> rail_of, const pair_classes& classes,
+                                    const model_settings& s, std::size_t per_side, std::size_t controls,
+                                    std::span<const std::uint8_t> named) {
+  model_retest_plan plan;
+  plan.parts = model_parts(fit_effects(m, node_of), node_of, rail_of, s);
+  const std::uint32_t n = m.tx_bw.n;
+  const auto take = choose_parts(plan.parts, n, std::log(s.slow_pct / 100), named);
+  std::vector<std::uint8_t> touched(n, 0);
+  std::set<int> needed;                     // the classes the screened parts' pairs are in
   std::vector<std::uint8_t> suspect(n, 0);  // in a part the run chose
   for (std::size_t i = 0; i < plan.parts.size(); ++i)
     if (take[i] == 1)
