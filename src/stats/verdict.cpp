@@ -329,14 +329,29 @@ void narrow_uplinks_by_model(cause_map& by, std::span<const std::int32_t> node_o
              (static_cast<std::size_t>(r) < u->members.size() && u->members[static_cast<std::size_t>(r)]);
     };
     std::set<std::int32_t> nodes_under, counted_nodes;
-    for (std::size_t r = 0; r < node_of.size(); ++r)
-      if (under(static_cast<std::int32_t>(r))) nodes_under.insert(node_of[r]);
+    std::set<std::int32_t> counted_ranks;
+    std::size_t ranks_under = 0;
+    for (std::size_t r = 0; r < node_of.size(); ++r) {
+      if (!under(static_cast<std::int32_t>(r))) continue;
+      nodes_under.insert(node_of[r]);
+      ++ranks_under;
+    }
     for (const auto& [k2, p] : by) {
       if (!p.counted || !is_part_kind(p.kind)) continue;
       const auto ranks = ranks_of(p, node_of, nics);
-      if (!ranks.empty() && std::ranges::all_of(ranks, under)) counted_nodes.insert(p.node);
+      if (ranks.empty() || !std::ranges::all_of(ranks, under)) continue;
+      counted_nodes.insert(p.node);
+      counted_ranks.insert(ranks.begin(), ranks.end());
     }
     if (counted_nodes.empty() || counted_nodes.size() == nodes_under.size()) continue;
+    // the parts under it stand for it where they can: its pairs spread over the ranks under it
+    // (each rank meets as many partners), and where most of them lie beyond the parts, and most
+    // of those are slow, over two nodes or more that are not counted, no one node explains them:
+    // the uplink is slow beside the parts (a NIC slow of its own under an uplink at half)
+    const double share =
+        static_cast<double>(counted_ranks.size()) / static_cast<double>(std::max<std::size_t>(ranks_under, 1));
+    const double theirs = share * (c.pairs + c.fine), left = c.pairs - std::min<double>(c.pairs, theirs);
+    if (nodes_under.size() - counted_nodes.size() >= 2 && left > theirs && left > c.fine) continue;
     c.counted = false;
     c.narrowed = true;
   }

@@ -278,3 +278,38 @@ TEST_CASE("--retest, --topology: a counted uplink stands unless the model counts
     CHECK(find(v, outlier_kind::node)->basis == outlier_basis::retest);
   }
 }
+
+TEST_CASE(
+    "--retest, --topology: an uplink slow over many nodes stands beside a node under it that is slow of its own") {
+  // 8 ranks, one per node, under 2 leaves of 4; the run named leaf 1's uplink (ranks 4-7): 16 of
+  // its pairs slow, 0 fine (each rank's 4 pairs to the other leaf)
+  const std::vector<std::int32_t> node_of{0, 1, 2, 3, 4, 5, 6, 7};
+  const std::vector<switch_group> uplinks{{0, {1, 1, 1, 1, 0, 0, 0, 0}}, {1, {0, 0, 0, 0, 1, 1, 1, 1}}};
+  const auto node_part = [](std::int32_t node) {
+    model_cause c{outlier_kind::node, node, -1, -1, true, std::log(0.8), 1e-3, {static_cast<std::uint32_t>(node)}};
+    lasting_effect l{c};
+    l.effect = std::log(0.8);  // below --slow alone, against controls through the same uplink
+    l.lo = l.effect - 0.05;
+    l.hi = l.effect + 0.05;
+    l.pairs = 4;
+    l.counted = true;
+    return l;
+  };
+  outlier_report run;
+  run.found = {{outlier_kind::uplink, outlier_basis::noise, 1, -1, -1, 50, NAN, 16, 0}};
+  SUBCASE("three slow nodes beyond the counted one: the uplink and the node both count") {
+    const auto v = fold(std::vector<judged_run>{retested(&run, {node_part(5)})}, node_of, uplinks);
+    REQUIRE(find(v, outlier_kind::uplink) != nullptr);
+    CHECK(find(v, outlier_kind::uplink)->counted);
+    CHECK_FALSE(find(v, outlier_kind::uplink)->narrowed);
+    REQUIRE(find(v, outlier_kind::node) != nullptr);
+    CHECK(find(v, outlier_kind::node)->counted);
+  }
+  SUBCASE("most of its pairs fine beyond the counted node: narrowed to that node") {
+    run.found[0].pairs = 6;
+    run.found[0].fine = 10;
+    const auto v = fold(std::vector<judged_run>{retested(&run, {node_part(5)})}, node_of, uplinks);
+    CHECK(find(v, outlier_kind::uplink)->narrowed);
+    CHECK_FALSE(find(v, outlier_kind::uplink)->counted);
+  }
+}
