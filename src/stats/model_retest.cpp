@@ -296,7 +296,7 @@ part_fit fit_part(const model_cause& part, const pair_list& side, const control_
   std::vector<std::uint8_t> touches;  // by control, where some touch the part
   for (const auto r : part.members)
     for (const auto i : cs.of_rank[r]) {
-      touches.resize(cs.all.size(), 0);
+      if (touches.empty()) touches.assign(cs.all.size(), 0);
       touches[i] = 1;
     }
   std::map<int, std::vector<double>> own_ys;
