@@ -430,11 +430,9 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
   const double slow = std::log(s.slow_pct / 100);
   const std::set<std::pair<std::uint32_t, std::uint32_t>> held_set(held.begin(), held.end());
   const control_set cs = read_controls(plan, alone, classes, floor_bps);
-  std::vector<part_fit> fits;
-  for (std::size_t i = 0; i < plan.screened.size(); ++i)
-    fits.push_back(fit_part(plan.parts[plan.screened[i]], plan.sides[i], cs, alone, classes, floor_bps, held_set));
-  std::vector<lasting_effect> out;
-  for (auto& f : fits) {
+  std::vector<lasting_effect> out;  // each part tested as it is fitted: a fit holds its controls' residuals
+  for (std::size_t i = 0; i < plan.screened.size(); ++i) {
+    auto f = fit_part(plan.parts[plan.screened[i]], plan.sides[i], cs, alone, classes, floor_bps, held_set);
     test_part(f, slow);
     out.push_back(std::move(f.l));
   }
