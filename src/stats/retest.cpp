@@ -214,7 +214,7 @@ std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<d
     if (host) {
       v.cpu_share = host->cpu.at(a, b);
       v.idle_share = host->idle.at(a, b);
-      if (!ctl.cpu.empty()) v.controls_cpu_share = ctl.cpu_share;
+      v.controls_cpu_share = ctl.cpu_share;  // NaN where its class had no host figure
     }
     if (v.still_slow && v.idle_share < 0.5 && host_explains(v.cpu_share, v.controls_cpu_share, v.pct / 100)) {
       v.still_slow = v.beyond_spread = false;
