@@ -195,15 +195,22 @@ bool drawn_slow(const stats::folded_cause& c, const simulated_run& r, const nois
 }  // namespace
 
 tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std::uint32_t jobs, std::uint64_t seed,
-               double model_alpha, std::uint32_t stated_draws, bool retest, double false_alarm) {
+               double model_alpha, std::uint32_t stated_draws, bool retest, double false_alarm,
+               std::optional<std::uint32_t> only) {
   std::mt19937_64 g(seed);
   tally t;
   for (std::uint32_t j = 0; j < jobs; ++j) {
     const auto r = generate(f, nm, x, g);
     const std::uint64_t alone_seed = g();  // the run's draws stay the same whatever its retest plans
-    const retest_source alone{
-        [&](const stats::pair_list& pairs) { return generate_alone(r, nm, x, pairs, alone_seed); },
-        false_alarm > 0 ? false_alarm : default_false_alarm_pct / 100};
+    if (only && j != *only) continue;
+    double drawing = 0;  // the pairs alone drawn: what rdmamesh measures, not what it judges
+    const retest_source alone{[&](const stats::pair_list& pairs) {
+                                const auto d0 = std::chrono::steady_clock::now();
+                                auto out = generate_alone(r, nm, x, pairs, alone_seed);
+                                drawing += std::chrono::duration<double>(std::chrono::steady_clock::now() - d0).count();
+                                return out;
+                              },
+                              false_alarm > 0 ? false_alarm : default_false_alarm_pct / 100};
     const auto t0 = std::chrono::steady_clock::now();
     auto v = model_alpha > 0 ? judge_by_model(r, model_alpha, retest ? &alone : nullptr)
                              : judge(r.m, 4096, true, 1, r.node_of, r.rail_of, 90, r.leaf_of, stated_draws,
@@ -212,9 +219,14 @@ tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std
     t.alone += v.alone;
     t.run_named += std::ranges::any_of(v.report.found, stats::names_a_cause);
     t.stated_pct += v.stated.drawn > 0 ? v.stated.pct() : 0;
-    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - drawing;
     t.seconds += took;
-    t.slowest = std::max(t.slowest, took);
+    // a long row's slow job is worth knowing about while the row still runs
+    if (took > 60) fmt::print(stderr, "rdmamesh-sim: job {} took {:.0f} s to judge\n", j, took);
+    if (took > t.slowest) {
+      t.slowest = took;
+      t.slowest_job = j;
+    }
     ++t.jobs;
     t.unjudged += model_alpha == 0 && !std::isfinite(v.report.threshold_pct);
     bool hit = false, other = false;

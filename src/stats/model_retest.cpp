@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -96,6 +97,10 @@ void add_controls(model_retest_plan& plan, const run_matrices& m, const pair_cla
     const auto a = m.tx_bw.src(i), b = m.tx_bw.dst(i);
     if (usable(m, a, b) && needed.contains(classes.path(a, b))) of_class[classes.path(a, b)].emplace_back(a, b);
   }
+  // by rank, the screened parts (their places in plan.screened) that hold it
+  std::vector<std::vector<std::size_t>> parts_of(m.tx_bw.n);
+  for (std::size_t k = 0; k < plan.screened.size(); ++k)
+    for (const auto r : plan.parts[plan.screened[k]].members) parts_of[r].push_back(k);
   std::set<std::pair<std::uint32_t, std::uint32_t>> chosen;
   for (auto& [cls, pairs] : of_class) {
     std::vector<double> logs;
@@ -106,8 +111,8 @@ void add_controls(model_retest_plan& plan, const run_matrices& m, const pair_cla
                        std::fabs(std::log(m.tx_bw.at(ab.first, ab.second)) - mid)};
     };
     std::ranges::sort(pairs, {}, key);
-    for (auto i : plan.screened) {
-      const auto& part = plan.parts[i];
+    const auto pick = [&](std::size_t k) {  // the first `controls` pairs that do not touch it
+      const auto& part = plan.parts[plan.screened[k]];
       std::size_t have = 0;
       for (const auto& [a, b] : pairs) {
         if (have == controls) break;
@@ -115,7 +120,19 @@ void add_controls(model_retest_plan& plan, const run_matrices& m, const pair_cla
         ++have;
         if (chosen.insert({a, b}).second) plan.controls.emplace_back(a, b);
       }
-    }
+    };
+    // a part that holds no end of the class's first pairs picks those: the first such part picks
+    // them for all (thousands of parts at thousands of ranks), in the order every part would
+    std::set<std::size_t> holding;
+    for (std::size_t j = 0; j < std::min(controls, pairs.size()); ++j)
+      for (const auto r : {pairs[j].first, pairs[j].second}) holding.insert(parts_of[r].begin(), parts_of[r].end());
+    std::size_t first_free = 0;
+    while (holding.contains(first_free)) ++first_free;
+    for (const auto k : holding)
+      if (k < first_free) pick(k);
+    if (first_free < plan.screened.size()) pick(first_free);
+    for (const auto k : holding)
+      if (k > first_free) pick(k);
   }
 }
 
@@ -234,11 +251,12 @@ struct control_set {
     int cls;
     double y;  // log rate alone
   };
-  std::vector<one> all;                           // measured ones, in the plan's order
-  std::vector<std::vector<std::size_t>> of_rank;  // indices into all, by either end
-  std::map<int, std::vector<double>> ys;          // by class
-  std::map<int, double> centre;                   // classes of two or more
-  std::vector<double> residuals;                  // |y - centre|, ascending
+  std::vector<one> all;                              // measured ones, in the plan's order
+  std::vector<std::vector<std::size_t>> of_rank;     // indices into all, by either end
+  std::map<int, std::vector<double>> ys;             // by class
+  std::map<int, std::vector<std::size_t>> of_class;  // indices into all, as ys
+  std::map<int, double> centre;                      // classes of two or more
+  std::vector<double> residuals;                     // |y - centre|, ascending
   double dof = 0;
 };
 
@@ -264,6 +282,7 @@ control_set read_controls(const model_retest_plan& plan, const square<double>& a
     cs.of_rank[b].push_back(cs.all.size());
     cs.all.push_back({a, b, classes.path(a, b), std::log(std::max(v, floor_bps))});
     cs.ys[cs.all.back().cls].push_back(cs.all.back().y);
+    cs.of_class[cs.all.back().cls].push_back(cs.all.size() - 1);
   }
   centre_classes(cs.ys, cs.centre, cs.residuals, cs.dof);
   for (auto& r : cs.residuals) r = std::fabs(r);
@@ -274,43 +293,61 @@ control_set read_controls(const model_retest_plan& plan, const square<double>& a
 // One part's pairs alone against the controls of their classes that do not touch it: its effect,
 // the variance of that estimate in units of the noise's (its mean's, and the class centres' it is
 // read against), and the residuals that noise is read from: its controls' about their centres
-// (`shared`, sorted, where no control touches the part) and its pairs' about its effect, with
+// (`shared`, sorted, less `gone`: those of the classes that lost controls it touches, whose
+// residuals about their new centres are with its own) and its pairs' about its effect, with
 // their degrees of freedom. Undecided (NaN effect) with nothing to compare.
 struct part_fit {
   lasting_effect l;
   double var = 0;
   std::vector<double> residuals;
   const std::vector<double>* shared = nullptr;
+  std::vector<double> gone;  // |residual| in shared, ascending
   double dof = 0;
 };
+
+// The classes of controls the part touches, again without those controls; what they replace
+// in the shared set is taken out of it (`gone`, `dof`).
+void refit_touched(const model_cause& part, const control_set& cs, part_fit& f, std::map<int, std::vector<double>>& ys,
+                   std::map<int, double>& centre) {
+  std::set<std::size_t> touched;
+  for (const auto r : part.members) touched.insert(cs.of_rank[r].begin(), cs.of_rank[r].end());
+  for (const auto i : touched) {
+    const auto [it, fresh] = ys.try_emplace(cs.all[i].cls);
+    if (!fresh) continue;
+    for (const auto j : cs.of_class.at(it->first))
+      if (!touched.contains(j)) it->second.push_back(cs.all[j].y);
+  }
+  for (const auto& [cls, v] : ys) {
+    const auto c = cs.centre.find(cls);
+    if (c == cs.centre.end()) continue;
+    for (double y : cs.ys.at(cls)) f.gone.push_back(std::fabs(y - c->second));
+    f.dof -= static_cast<double>(cs.ys.at(cls).size()) - 1;
+  }
+  std::ranges::sort(f.gone);
+  centre_classes(ys, centre, f.residuals, f.dof);
+}
 
 part_fit fit_part(const model_cause& part, const pair_list& side, const control_set& cs, const square<double>& alone,
                   const pair_classes& classes, double floor_bps,
                   const std::set<std::pair<std::uint32_t, std::uint32_t>>& held) {
-  part_fit f{lasting_effect{part}, 0, {}, nullptr, 0};
+  part_fit f{lasting_effect{part}, 0, {}, &cs.residuals, {}, cs.dof};
   lasting_effect& out = f.l;
   const auto log_alone = [&](std::uint32_t a, std::uint32_t b) {
     const double v = alone.at(a, b);
     return std::isnan(v) ? nan : std::log(std::max(v, floor_bps));
   };
-  std::vector<std::uint8_t> touches;  // by control, where some touch the part
-  for (const auto r : part.members)
-    for (const auto i : cs.of_rank[r]) {
-      if (touches.empty()) touches.assign(cs.all.size(), 0);
-      touches[i] = 1;
-    }
-  std::map<int, std::vector<double>> own_ys;
+  std::map<int, std::vector<double>> own_ys;  // the classes that lost controls it touches
   std::map<int, double> own_centre;
-  if (touches.empty()) {
-    f.shared = &cs.residuals;
-    f.dof = cs.dof;
-  } else {  // its classes again without the controls it touches
-    for (std::size_t i = 0; i < cs.all.size(); ++i)
-      if (!touches[i]) own_ys[cs.all[i].cls].push_back(cs.all[i].y);
-    centre_classes(own_ys, own_centre, f.residuals, f.dof);
-  }
-  const auto& ctrl = touches.empty() ? cs.ys : own_ys;
-  const auto& centre = touches.empty() ? cs.centre : own_centre;
+  refit_touched(part, cs, f, own_ys, own_centre);
+  const auto ctrl_size = [&](int cls) {
+    const auto it = own_ys.find(cls);
+    return static_cast<double>(it != own_ys.end() ? it->second.size() : cs.ys.at(cls).size());
+  };
+  const auto centre = [&](int cls) -> std::optional<double> {
+    const auto& in = own_ys.contains(cls) ? own_centre : cs.centre;
+    const auto it = in.find(cls);
+    return it == in.end() ? std::nullopt : std::optional<double>(it->second);
+  };
   std::vector<double> d;
   std::map<int, double> per_class;  // the part's pairs in each class
   for (const auto& [a, b] : side) {
@@ -319,10 +356,11 @@ part_fit fit_part(const model_cause& part, const pair_list& side, const control_
       continue;
     }
     const double y = log_alone(a, b);
-    const auto c = centre.find(classes.path(a, b));
-    if (std::isnan(y) || c == centre.end()) continue;
-    d.push_back(y - c->second);
-    per_class[c->first] += 1;
+    const int cls = classes.path(a, b);
+    const auto c = centre(cls);
+    if (std::isnan(y) || !c) continue;
+    d.push_back(y - *c);
+    per_class[cls] += 1;
   }
   out.held_back = 2 * out.held > side.size();
   if (d.empty() || out.held_back) return f;  // nothing to compare with: undecided
@@ -332,21 +370,19 @@ part_fit fit_part(const model_cause& part, const pair_list& side, const control_
   f.dof += k - 1;
   f.var = 1 / k;
   for (const auto& [cls, count] : per_class) {
-    const auto size = static_cast<double>(ctrl.at(cls).size());
-    f.var += (count / k) * (count / k) / size;
-    out.controls += ctrl.at(cls).size();
+    f.var += (count / k) * (count / k) / ctrl_size(cls);
+    out.controls += static_cast<std::size_t>(ctrl_size(cls));
   }
   out.pairs = d.size();
   return f;
 }
 
-// mad_scale about 0 of a part's residuals and the shared ones.
+// mad_scale about 0 of a part's residuals and the shared ones (less those it replaced).
 double residual_scale(const part_fit& f) {
-  if (f.shared == nullptr) return mad_scale(f.residuals, 0);
   std::vector<double> own;
   for (double r : f.residuals) own.push_back(std::fabs(r));
   std::ranges::sort(own);
-  const double m = median_of_sorted(own, *f.shared);
+  const double m = median_of_sorted(*f.shared, own, f.gone);
   return std::isfinite(m) ? 1.4826 * m : 0;
 }
 
@@ -357,7 +393,7 @@ double residual_scale(const part_fit& f) {
 // spread between them, which says nothing of this part's pairs.
 void test_part(part_fit& f, double slow) {
   lasting_effect& out = f.l;
-  const bool none = f.residuals.empty() && (f.shared == nullptr || f.shared->empty());
+  const bool none = f.residuals.empty() && f.shared->size() == f.gone.size();
   const double scale = none ? nan : residual_scale(f), dof = f.dof;
   if (std::isnan(out.effect) || !(dof >= 1) || std::isnan(scale)) {
     out.effect = nan;  // nothing to compare with: undecided

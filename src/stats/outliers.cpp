@@ -147,21 +147,37 @@ double robust_spread(std::vector<double> v, double floor, double dof = 0) {
 // approximation's p-value, mid-ranks for ties. It asks only how the pairs order, so a run whose
 // healthy ranks differ by a factor (the CPU a sick node frees goes unevenly) still tells a side
 // whose every pair is below every reference pair.
-// Each y is placed among the sorted x (a side's few pairs) by two binary searches, O(n log m):
-// the reference's n pairs are never sorted, which for every candidate tested would cost n log n.
+// `u`: the pairs (xi, yj) with xi > yj, ties half.
+double rank_sum_p(double u, double m, double n) {
+  const double sd = std::sqrt(m * n * (m + n + 1) / 12);
+  const double zscore = (u - m * n / 2 + 0.5) / sd;  // continuity-corrected
+  return 0.5 * std::erfc(-zscore / std::sqrt(2.0));
+}
+
+// Each y placed among the sorted x (a side's few pairs) by two binary searches, O(n log m): a
+// reference of one candidate is never sorted, which for every candidate tested would cost n log n.
 double rank_sum_p(std::vector<double> x, const std::vector<double>& y) {
-  const double m = static_cast<double>(x.size()), n = static_cast<double>(y.size());
   if (x.empty() || y.empty()) return 1;
   std::ranges::sort(x);
-  double u = 0;  // pairs (xi, yj) with xi > yj, ties half
+  double u = 0;
   for (double b : y) {
     const auto lo = std::lower_bound(x.begin(), x.end(), b);
     const auto hi = std::upper_bound(lo, x.end(), b);
     u += static_cast<double>(x.end() - hi) + 0.5 * static_cast<double>(hi - lo);
   }
-  const double sd = std::sqrt(m * n * (m + n + 1) / 12);
-  const double zscore = (u - m * n / 2 + 0.5) / sd;  // continuity-corrected
-  return 0.5 * std::erfc(-zscore / std::sqrt(2.0));
+  return rank_sum_p(u, static_cast<double>(x.size()), static_cast<double>(y.size()));
+}
+
+// The same against a sorted reference that many candidates share: each x placed among the y, O(m log n).
+double rank_sum_p_sorted(const std::vector<double>& x, const std::vector<double>& sorted_y) {
+  if (x.empty() || sorted_y.empty()) return 1;
+  double u = 0;
+  for (double a : x) {
+    const auto lo = std::lower_bound(sorted_y.begin(), sorted_y.end(), a);
+    const auto hi = std::upper_bound(lo, sorted_y.end(), a);
+    u += static_cast<double>(lo - sorted_y.begin()) + 0.5 * static_cast<double>(hi - lo);
+  }
+  return rank_sum_p(u, static_cast<double>(x.size()), static_cast<double>(sorted_y.size()));
 }
 
 // Pair scores against a reference set: z = log bw - its cohort's median; `spread` the
@@ -518,28 +534,40 @@ reach naming_bound(const evidence& ev, screen& sc, const candidate& c, const mas
 
 // What a candidate's sides are judged against: the judged pairs that touch neither it nor a
 // cause already named, scored against their cohorts, and how much whole ranks among them differ.
+// Or, shared by a step's small candidates, the pairs no cause covers (their own pairs in it):
+// then `others` and `others_across` are sorted.
 struct reference {
   mask pairs;  // those pairs
   scores sc;
-  double spread = nan;         // rank_spread of the reference
-  std::vector<double> others;  // the reference pairs of the candidate's classes
+  double spread = nan;                // rank_spread of the reference
+  std::vector<double> others;         // the reference pairs of the candidate's classes (all, if shared)
+  std::vector<double> others_across;  // shared: those across nodes
+  bool shared = false;
 };
 
 // Into `r`, whose arrays are reused from one candidate to the next (each holds every judged
-// pair: fresh ones cost the kernel's zeroing of every page again).
-void reference_of(const evidence& ev, const candidate& c, const mask& covered, const finder_settings& s, reference& r) {
+// pair: fresh ones cost the kernel's zeroing of every page again). `c` null: the shared one.
+void reference_of(const evidence& ev, const candidate* c, const mask& covered, const finder_settings& s, reference& r) {
   r.pairs.resize(ev.size());
   for (std::size_t i = 0; i < ev.size(); ++i) r.pairs[i] = covered[i] ? 0 : 1;
-  for (const auto m : c.members) {  // then its own pairs out, by its members' lists
+  for (const auto m : c != nullptr ? c->members : std::vector<std::uint32_t>{}) {  // its own pairs out
     for (const auto i : ev.out_of[m]) r.pairs[i] = 0;
     for (const auto i : ev.into(m)) r.pairs[i] = 0;
   }
   score_into(ev, r.pairs, s, r.sc);
   r.spread = rank_spread(ev, r.pairs, r.sc, s.min_spread);
+  r.shared = c == nullptr;
   r.others.clear();
+  r.others_across.clear();
   for (std::size_t i = 0; i < r.pairs.size(); ++i) {
-    if (r.pairs[i] && !std::isnan(r.sc.z[i]) && !(c.across_only && !pair_classes::across(ev.cls[i])))
-      r.others.push_back(r.sc.z[i]);
+    if (!r.pairs[i] || std::isnan(r.sc.z[i])) continue;
+    const bool across = pair_classes::across(ev.cls[i]);
+    if (r.shared || !c->across_only || across) r.others.push_back(r.sc.z[i]);
+    if (r.shared && across) r.others_across.push_back(r.sc.z[i]);
+  }
+  if (r.shared) {
+    std::ranges::sort(r.others);
+    std::ranges::sort(r.others_across);
   }
 }
 
@@ -566,7 +594,9 @@ side judge_side(const evidence& ev, const reference& ref, const candidate& c, bo
   // beyond the run's noise: below k spreads of how ranks differ and, by order alone, below the
   // reference pairs of its classes (p < 2 %); or so far below them by order that no spread is
   // needed (p < 0.1 %: a handful of chances in a run's candidates)
-  const double p = rank_sum_p(zs, ref.others);
+  const double p = !ref.shared     ? rank_sum_p(zs, ref.others)
+                   : c.across_only ? rank_sum_p_sorted(zs, ref.others_across)
+                                   : rank_sum_p_sorted(zs, ref.others);
   const double count_error = median_of(errors);
   const bool spread_says = d < -s.k * std::hypot(yardstick, count_error);
   // never within what the counts themselves can move by
@@ -580,10 +610,10 @@ side judge_side(const evidence& ev, const reference& ref, const candidate& c, bo
 // against the same reference: a node claims all of its NICs, and one slow NIC pulls its node's
 // median down with it (in a noisy run its healthy sibling's pairs fall under --slow % too, and the
 // node explained more slow pairs than the NIC did).
-// `ref`: scratch, reused from one candidate to the next.
+// `ref`: the step's shared reference, or scratch for the candidate's own (reused from one to the next).
 verdict against_noise(const evidence& ev, const candidate& c, std::span<const candidate> parts, const mask& covered,
                       const mask& explained, const finder_settings& s, reference& ref) {
-  reference_of(ev, c, covered, s, ref);
+  if (!ref.shared) reference_of(ev, &c, covered, s, ref);
   verdict v;
   for (auto [sd, sends_] : {std::pair{&v.sends, true}, std::pair{&v.receives, false}}) {
     const bool sends = sends_;  // clang before 16 cannot capture a structured binding in a lambda
@@ -626,13 +656,51 @@ verdict against_floor(const evidence& ev, const candidate& c, const mask& covere
   return v;
 }
 
+// A choice of the cover named: its named sides' pairs covered (and explained where slow), each
+// side's median as the cause's figure; both ends of each pair it covers `busy`. Returns how many
+// pairs it covered.
+std::size_t name_choice(const evidence& ev, const candidate& c, const verdict& v, outlier_basis basis, mask& covered,
+                        mask& explained, std::vector<std::uint8_t>& busy, std::vector<outlier>& found) {
+  outlier o{c.kind, basis, c.node, c.rank, c.same, nan, nan, 0, 0};
+  std::size_t took = 0;
+  const auto take = [&](std::size_t i) {
+    took += !covered[i];
+    covered[i] = 1;
+    busy[ev.src[i]] = busy[ev.dst[i]] = 1;
+  };
+  for (const auto& [sd, pct] : {std::pair{&v.sends, &o.send_pct}, std::pair{&v.receives, &o.recv_pct}}) {
+    // an uplink slow one way delays the other way's acknowledgements (RC): those pairs are its
+    // evidence too, not a node's (a leaf's shaped way up once read as its node's receives at 60 %)
+    if (!sd->named && c.kind == outlier_kind::uplink) {
+      for (std::size_t k = 0; k < sd->pairs.size(); ++k) {
+        take(sd->pairs[k]);
+        if (k < sd->slow.size()) explained[sd->pairs[k]] |= sd->slow[k];
+      }
+    }
+    if (!sd->named) continue;
+    *pct = sd->median_pct;
+    for (std::size_t k = 0; k < sd->pairs.size(); ++k) {
+      take(sd->pairs[k]);
+      explained[sd->pairs[k]] |= sd->slow[k];
+      (sd->slow[k] ? o.pairs : o.fine) += 1;
+    }
+  }
+  found.push_back(o);
+  return took;
+}
+
 // The greedy cover: the candidate whose named sides explain the most unexplained slow pairs
 // first (the larger on a tie: a node before its ranks), until none explains another. `covered`
 // gets every pair of their named sides.
-// `prepare(covered)` runs at each step, before its candidates are evaluated.
+// `prepare(covered)` runs at each step, before its candidates are evaluated, and returns how many
+// pairs the step may cover after its first choice (0: one choice a step). A step's later choices
+// are the next best among candidates that touch none of its earlier ones, judged against the
+// step's reference, while no candidate set aside could have outranked them: a run with thousands
+// of slow parts is named in a few passes over its pairs, not one a part.
+// `bound(c, covered, fresh)`: the most c can be worth; `fresh` after the step's choices so far.
 template <class Evaluate, class Bound, class Prepare>
-std::vector<outlier> cover(std::vector<candidate> cands, outlier_basis basis, Evaluate evaluate, Bound bound,
-                           Prepare prepare, mask& covered) {
+std::vector<outlier> cover(const evidence& ev, std::vector<candidate> cands, outlier_basis basis, Evaluate evaluate,
+                           Bound bound, Prepare prepare, mask& covered) {
   std::vector<outlier> found;
   mask explained(covered.size(), 0);
   // with switches, a cause is worth its slow pairs less its fine ones: an uplink whose named side
@@ -641,64 +709,74 @@ std::vector<outlier> cover(std::vector<candidate> cands, outlier_basis basis, Ev
   // (and with NICs: a node whose one NIC of two is slow holds as many fine pairs as slow ones)
   const bool switches = std::ranges::any_of(
       cands, [](const candidate& c) { return c.kind == outlier_kind::uplink || c.kind == outlier_kind::nic; });
-  const auto worth = [&](const verdict& v) {
-    return static_cast<std::int64_t>(v.explains) - (switches ? static_cast<std::int64_t>(v.fine) : 0);
-  };
+  const auto worth = [&](std::int64_t slow, std::int64_t fine) { return slow - (switches ? fine : 0); };
+  const auto worth_of = [&](const verdict& v) { return worth(v.explains, v.fine); };
   // on a tie the larger (a node before its ranks), but an uplink last: a leaf of one node explains
   // what its port does, and the node is what can be drained
   const auto size = [](const candidate& c) {
     return c.kind == outlier_kind::uplink ? std::size_t{0} : c.members.size();
   };
-  while (true) {
-    prepare(covered);
+  const auto beats = [&](std::size_t a, std::size_t b) {  // on equal worth
+    return size(cands[a]) > size(cands[b]) || (size(cands[a]) == size(cands[b]) && a < b);
+  };
+  std::vector<std::uint8_t> gone(cands.size(), 0);
+  for (std::size_t chosen = 1; chosen > 0;) {
+    const std::size_t budget = prepare(covered);
     // the most each candidate can be worth, and the full test in the order the choice prefers (the
     // most worth, then the larger, then the first), down to those that cannot beat the best found:
     // the one chosen is the one a test of every candidate in turn would choose
-    const auto beats = [&](std::size_t a, std::size_t b) {  // on equal worth
-      return size(cands[a]) > size(cands[b]) || (size(cands[a]) == size(cands[b]) && a < b);
-    };
     std::vector<std::pair<std::int64_t, std::size_t>> order;  // the most worth, the candidate
     for (std::size_t ci = 0; ci < cands.size(); ++ci) {
-      const auto most = bound(cands[ci], covered);
-      if (most.slow > 0) order.emplace_back(most.slow - (switches ? most.fine : 0), ci);
+      const auto most = gone[ci] ? reach{} : bound(cands[ci], covered, false);
+      if (most.slow > 0) order.emplace_back(worth(most.slow, most.fine), ci);
     }
     std::ranges::sort(order, [&](const auto& x, const auto& y) {
       return x.first != y.first ? x.first > y.first : beats(x.second, y.second);
     });
-    std::size_t best = cands.size();
-    verdict best_v;
-    for (const auto& [most, ci] : order) {
-      if (best != cands.size() && most < worth(best_v)) break;
-      if (best != cands.size() && most == worth(best_v) && !beats(ci, best)) continue;  // a tie at best
-      verdict v = evaluate(cands[ci], covered, explained);
-      if (v.explains > 0 &&
-          (best == cands.size() || worth(v) > worth(best_v) || (worth(v) == worth(best_v) && beats(ci, best)))) {
-        best = ci;
-        best_v = std::move(v);
-      }
-    }
-    if (best == cands.size()) break;
-    const candidate& c = cands[best];
-    outlier o{c.kind, basis, c.node, c.rank, c.same, nan, nan, 0, 0};
-    for (const auto& [sd, pct] : {std::pair{&best_v.sends, &o.send_pct}, std::pair{&best_v.receives, &o.recv_pct}}) {
-      // an uplink slow one way delays the other way's acknowledgements (RC): those pairs are its
-      // evidence too, not a node's (a leaf's shaped way up once read as its node's receives at 60 %)
-      if (!sd->named && c.kind == outlier_kind::uplink) {
-        for (std::size_t k = 0; k < sd->pairs.size(); ++k) {
-          covered[sd->pairs[k]] = 1;
-          if (k < sd->slow.size()) explained[sd->pairs[k]] |= sd->slow[k];
+    std::map<std::size_t, verdict> tested;    // against the step's reference
+    std::vector<std::uint8_t> busy(ev.n, 0);  // the ranks its choices touched
+    std::size_t took = 0;
+    for (chosen = 0;; ++chosen) {
+      std::size_t best = cands.size();
+      const verdict* best_v = nullptr;
+      std::vector<std::size_t> waiting;  // touching a choice: to the next step
+      for (const auto& [most, ci] : order) {
+        if (gone[ci]) continue;
+        if (best_v != nullptr && most < worth_of(*best_v)) break;
+        if (best_v != nullptr && most == worth_of(*best_v) && !beats(ci, best)) continue;  // a tie at best
+        if (std::ranges::any_of(cands[ci].members, [&](std::uint32_t r) { return busy[r] != 0; })) {
+          waiting.push_back(ci);
+          continue;
+        }
+        auto [it, fresh] = tested.try_emplace(ci);
+        if (fresh) it->second = evaluate(cands[ci], covered, explained);
+        const verdict& v = it->second;
+        if (v.explains > 0 && (best_v == nullptr || worth_of(v) > worth_of(*best_v) ||
+                               (worth_of(v) == worth_of(*best_v) && beats(ci, best)))) {
+          best = ci;
+          best_v = &v;
         }
       }
-      if (!sd->named) continue;
-      *pct = sd->median_pct;
-      for (std::size_t k = 0; k < sd->pairs.size(); ++k) {
-        covered[sd->pairs[k]] = 1;
-        explained[sd->pairs[k]] |= sd->slow[k];
-        (sd->slow[k] ? o.pairs : o.fine) += 1;
+      if (best_v == nullptr) break;
+      if (chosen > 0) {
+        const std::size_t pairs = best_v->sends.pairs.size() + best_v->receives.pairs.size();
+        // (on equal worth, only a larger one: the first of equals is an order, not a reason)
+        const auto outranks = [&](std::size_t ci) {
+          const auto most = bound(cands[ci], covered, true);
+          const auto w = worth(most.slow, most.fine);
+          return most.slow > 0 &&
+                 (w > worth_of(*best_v) || (w == worth_of(*best_v) && size(cands[ci]) > size(cands[best])));
+        };
+        if (took + pairs > budget || std::ranges::any_of(waiting, outranks)) break;
+      }
+      took += name_choice(ev, cands[best], *best_v, basis, covered, explained, busy, found);
+      gone[best] = 1;
+      for (const auto r : cands[best].members) busy[r] = 1;
+      if (budget == 0) {
+        ++chosen;
+        break;
       }
     }
-    found.push_back(o);
-    cands.erase(cands.begin() + static_cast<std::ptrdiff_t>(best));
   }
   return found;
 }
@@ -736,14 +814,14 @@ std::vector<outlier> below_floor(const evidence& ev, const run_matrices& m, std:
     return {{outlier_kind::fabric, outlier_basis::expect, -1, -1, -1, pct, nan, under, judged - under}};
   }
   auto found = cover(
-      candidates(ev.n, node_of, uplinks, nics), outlier_basis::expect,
+      ev, candidates(ev.n, node_of, uplinks, nics), outlier_basis::expect,
       [&](const candidate& c, const mask& cov, const mask& expl) {
         return against_floor(ev, c, cov, expl, below, ratio);
       },
-      [](const candidate&, const mask&) {
+      [](const candidate&, const mask&, bool) {
         return reach{std::numeric_limits<std::int64_t>::max(), 0};
       },
-      [](const mask&) {}, covered);
+      [](const mask&) { return std::size_t{0}; }, covered);
   for (std::size_t i = 0; i < nn; ++i) {
     if (!below[i] || covered[i]) continue;
     covered[i] = 1;
@@ -904,7 +982,7 @@ void join_nics(const evidence& ev, std::int32_t node, std::span<const candidate>
     for (const auto i : ev.into(r)) open[i] = 0;
   }
   reference ref;
-  reference_of(ev, whole, open, s, ref);
+  reference_of(ev, &whole, open, s, ref);
   outlier o{outlier_kind::node, outlier_basis::noise, node, -1, -1, nan, nan, 0, 0};
   for (const auto& p : found) {
     if (!is_part(p)) continue;
@@ -980,13 +1058,17 @@ struct noise_cover {
   std::vector<reach> bound_of;
   std::map<std::uint32_t, verdict> this_step;
   reference scratch;
+  // a step's reference shared by candidates whose pairs are at most 1 % of it (`share`): leaving
+  // them in moves a median of the rest by at most half a percentile, far inside what a test reads
+  reference base;
+  std::size_t share = 0;
 
   static bool one_rank(const candidate& c) {
     return c.members.size() == 1 && !c.across_only && c.kind != outlier_kind::node;
   }
   static constexpr reach unknown{std::numeric_limits<std::int64_t>::min(), 0};
 
-  void prepare(const mask& cov) {
+  std::size_t prepare(const mask& cov) {
     if (screened.empty()) {
       scr = make_screen(ev, cov);
     } else {
@@ -996,26 +1078,37 @@ struct noise_cover {
     loose = loose_slow(ev, scr, cov, floor, largest);
     this_step.clear();
     bound_of.assign(ev.n, unknown);
+    share = static_cast<std::size_t>(std::ranges::count(cov, 0)) / 100;
+    if (share >= 2) reference_of(ev, nullptr, cov, s, base);
+    return share >= 2 ? share : 0;  // the same 1 %: the pairs a step's later choices may cover
   }
-  reach bound(const candidate& c, const mask& cov) {
+  reach bound(const candidate& c, const mask& cov, bool after_choices) {
     const auto fresh = [&] {
       std::uint64_t any = 0;
       for (const auto r : c.members) any += loose[r];
       return any == 0 ? reach{} : naming_bound(ev, scr, c, cov, floor);
     };
-    if (!one_rank(c)) return fresh();
+    if (!one_rank(c) || after_choices) return fresh();
     auto& b = bound_of[c.members[0]];
     if (b.slow == unknown.slow) b = fresh();
     return b;
+  }
+  reference& reference_for(const candidate& c, const mask& cov) {
+    std::size_t own = 0;
+    for (const auto r : c.members) {
+      for (const auto i : ev.out_of[r]) own += !cov[i];
+      for (const auto i : ev.into(r)) own += !cov[i];
+    }
+    return share >= 2 && own <= share ? base : scratch;
   }
   verdict evaluate(const candidate& c, const mask& cov, const mask& expl) {
     if (!one_rank(c)) {
       const auto it = c.kind == outlier_kind::node ? parts.find(c.node) : parts.end();
       const auto its = it == parts.end() ? std::span<const candidate>{} : std::span<const candidate>(it->second);
-      return against_noise(ev, c, its, cov, expl, s, scratch);
+      return against_noise(ev, c, its, cov, expl, s, reference_for(c, cov));
     }
     const auto [it, fresh] = this_step.try_emplace(c.members[0]);
-    if (fresh) it->second = against_noise(ev, c, {}, cov, expl, s, scratch);
+    if (fresh) it->second = against_noise(ev, c, {}, cov, expl, s, reference_for(c, cov));
     return it->second;
   }
 };
@@ -1065,12 +1158,12 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
   auto cands = candidates(ev.n, node_of, uplinks, nics);
   std::size_t largest = 0;
   for (const auto& c : cands) largest = std::max(largest, c.members.size());
-  noise_cover nc{ev, s, parts, std::log(s.slow_pct / 100), largest, {}, {}, {}, {}, {}, {}};
+  noise_cover nc{ev, s, parts, std::log(s.slow_pct / 100), largest, {}, {}, {}, {}, {}, {}, {}, 0};
   for (auto& o : cover(
-           std::move(cands), outlier_basis::noise,
+           ev, std::move(cands), outlier_basis::noise,
            [&](const candidate&c, const mask&cov, const mask&expl) { return nc.evaluate(c, cov, expl); },
-           [&](const candidate&c, const mask&cov) { return nc.bound(c, cov); },
-           [&](const mask&cov) { nc.prepare(cov); }, covered)) {
+           [&](const candidate&c, const mask&cov, bool after) { return nc.bound(c, cov, after); },
+           [&](const mask&cov) { return nc.prepare(cov); }, covered)) {
     out.found.push_back(o);
   }
   fold_one_rank_nics(out.found, nics);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -177,6 +178,36 @@ TEST_CASE("a 96-rank mesh on 12 nodes: healthy names nothing; a node's sends, a 
     CHECK(std::isnan(rep.found[1].send_pct));
     CHECK(rep.found[1].recv_pct == doctest::Approx(40).epsilon(0.15));
   }
+}
+
+TEST_CASE("a 300-node mesh with 45 slow nodes names each of them, on its slow side, and nothing else") {
+  // many causes at once: a step names several that touch none of one another
+  const std::uint32_t n = 300;
+  run r(n, nodes_of(n, 1));
+  r.jitter(0.05);
+  std::set<std::int32_t> senders, receivers;
+  for (std::uint32_t a = 3; a < n; a += 8) senders.insert(static_cast<std::int32_t>(a));     // 37 of them
+  for (std::uint32_t b = 5; b < n; b += 37) receivers.insert(static_cast<std::int32_t>(b));  // 8, one a sender
+  for (std::uint32_t a = 0; a < n; ++a) {
+    for (std::uint32_t b = 0; b < n; ++b) {
+      if (a == b) continue;
+      if (senders.contains(static_cast<std::int32_t>(a))) r.scale(a, b, 0.6);
+      if (receivers.contains(static_cast<std::int32_t>(b))) r.scale(a, b, 0.5);
+    }
+  }
+  const auto rep = r.find();
+  std::set<std::int32_t> sent, received;
+  for (const auto& o : rep.found) {
+    REQUIRE(o.kind == outlier_kind::node);
+    if (!std::isnan(o.send_pct)) sent.insert(o.node);
+    if (!std::isnan(o.recv_pct)) received.insert(o.node);
+    CHECK(o.fine <= o.pairs / 10);
+  }
+  std::set<std::int32_t> both = senders;
+  both.insert(receivers.begin(), receivers.end());
+  CHECK(named(rep) == both.size());  // one cause a node, whichever sides
+  CHECK(sent == senders);
+  CHECK(received == receivers);
 }
 
 TEST_CASE("one slow pair is a link; the same dip is noise in a run that spreads as much") {

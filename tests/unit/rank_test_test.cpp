@@ -67,7 +67,9 @@ TEST_CASE("large sides use the normal limit, which agrees with the exact count a
   CHECK(lower_rank_p(a, b) == doctest::Approx(0.5).epsilon(0.1));
 }
 
-TEST_CASE("the median of two sorted arrays is the median of both together, ties and empty sides included") {
+TEST_CASE(
+    "the median of two sorted arrays is the median of both together, less values taken out, ties and empty sides "
+    "included") {
   std::mt19937_64 g(7);
   std::uniform_int_distribution<int> value(0, 20);  // few values: many ties
   for (std::size_t nx : {0, 1, 2, 5, 16}) {
@@ -90,6 +92,13 @@ TEST_CASE("the median of two sorted arrays is the median of both together, ties 
         std::ranges::sort(all);
         CHECK(kth_of_sorted(x, y, k) == all[k]);
       }
+      // every third value of y taken out (of many ties, one each)
+      std::vector<double> gone, left(x);
+      for (std::size_t i = 0; i < y.size(); ++i) (i % 3 == 1 ? gone : left).push_back(y[i]);
+      if (left.empty()) continue;
+      CHECK(median_of_sorted(y, x, gone) == median_of(left));
+      std::ranges::sort(left);
+      for (std::size_t k = 0; k < left.size(); k += 5) CHECK(kth_of_sorted(y, x, k, gone) == left[k]);
     }
   }
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,8 +52,9 @@ struct tally {
   std::uint64_t drawn_slow_nodes = 0;
   std::uint64_t unjudged = 0;                        // jobs whose run could not be judged (too few pairs or messages)
   std::map<std::string, std::uint64_t> false_kinds;  // the wrong causes counted, by kind
-  double seconds = 0;                                // spent judging
+  double seconds = 0;                                // spent judging (not drawing the pairs alone)
   double slowest = 0;                                // the longest one job's judging took
+  std::uint32_t slowest_job = 0;                     // ... and its number (from 0), for --only-job
   std::uint64_t run_named = 0;  // jobs whose run named a cause before any fold (failed pairs, suspects apart)
   double stated_pct = 0;        // summed over the jobs: each run's stated false-alarm level (stated_draws > 0)
   std::uint64_t retested = 0;   // jobs whose run had pairs to retest (`retest`)
@@ -69,7 +71,9 @@ fault parse_fault(const std::string& text);
 // `stated_draws` > 0: each run's stated false-alarm level too (stats/false_alarm.hpp), from that
 // many healthy runs drawn like it. `retest`: each job runs --retest, as the health job does;
 // `false_alarm` (a fraction; 0: rdmamesh's default): the retest's level, as --false-alarm.
+// `only` (< jobs): every job drawn as usual, only that one judged, to look into it alone.
 tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std::uint32_t jobs, std::uint64_t seed,
-               double model_alpha = 0, std::uint32_t stated_draws = 0, bool retest = false, double false_alarm = 0);
+               double model_alpha = 0, std::uint32_t stated_draws = 0, bool retest = false, double false_alarm = 0,
+               std::optional<std::uint32_t> only = {});
 
 }  // namespace rdmamesh::sim

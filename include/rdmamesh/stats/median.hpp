@@ -29,29 +29,33 @@ inline double median_of(std::vector<double> v) {
   return median_in(v);
 }
 
-// The k-th smallest (from 0) of two ascending arrays together, k below their total size.
-inline double kth_of_sorted(std::span<const double> x, std::span<const double> y, std::size_t k) {
-  std::size_t lo = k + 1 > y.size() ? k + 1 - y.size() : 0, hi = std::min(k + 1, x.size());
-  while (lo < hi) {  // how many of x lie among the k + 1 smallest
-    const std::size_t i = (lo + hi) / 2, j = k + 1 - i;
-    if (j > 0 && i < x.size() && y[j - 1] > x[i]) {
-      lo = i + 1;
-    } else {
-      hi = i;
-    }
-  }
-  const std::size_t j = k + 1 - lo;
-  const double none = -std::numeric_limits<double>::infinity();
-  return std::max(lo > 0 ? x[lo - 1] : none, j > 0 ? y[j - 1] : none);
+// The k-th smallest (from 0) of two ascending arrays together, less `gone` (ascending, values
+// of x, each taking one of them out), k below what is left: a few values against thousands shared
+// by many such order statistics, each of which would otherwise merge or copy them.
+inline double kth_of_sorted(std::span<const double> x, std::span<const double> y, std::size_t k,
+                            std::span<const double> gone = {}) {
+  const auto at_most = [&](double v) {  // how many of what is left lie at or below v
+    const auto ub = [v](std::span<const double> s) {
+      return static_cast<std::size_t>(std::upper_bound(s.begin(), s.end(), v) - s.begin());
+    };
+    return ub(x) - ub(gone) + ub(y);
+  };
+  // in each array, the first value with k + 1 at or below it: the k-th is the smaller (a value
+  // taken out never is the first, as what lies at or below it does not grow there)
+  const auto first = [&](std::span<const double> s) {
+    const auto it = std::partition_point(s.begin(), s.end(), [&](double v) { return at_most(v) < k + 1; });
+    return it == s.end() ? std::numeric_limits<double>::infinity() : *it;
+  };
+  return std::min(first(x), first(y));
 }
 
-// median_in of two ascending arrays together, without merging them: a few values against
-// thousands shared by many such medians.
-inline double median_of_sorted(std::span<const double> x, std::span<const double> y) {
-  const std::size_t size = x.size() + y.size();
+// median_in of two ascending arrays together, less `gone` (as kth_of_sorted), without merging them.
+inline double median_of_sorted(std::span<const double> x, std::span<const double> y,
+                               std::span<const double> gone = {}) {
+  const std::size_t size = x.size() + y.size() - gone.size();
   if (size == 0) return nan;
-  if (size % 2 == 1) return kth_of_sorted(x, y, size / 2);
-  return (kth_of_sorted(x, y, size / 2 - 1) + kth_of_sorted(x, y, size / 2)) / 2;
+  if (size % 2 == 1) return kth_of_sorted(x, y, size / 2, gone);
+  return (kth_of_sorted(x, y, size / 2 - 1, gone) + kth_of_sorted(x, y, size / 2, gone)) / 2;
 }
 
 // 1.4826 x the median absolute deviation from `centre`: a normal's sd, unmoved by a few far
