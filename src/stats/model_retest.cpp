@@ -92,10 +92,16 @@ void add_fresh(pair_list& side, const model_cause& p, const run_matrices& m, std
 // path's median.
 void add_controls(model_retest_plan& plan, const run_matrices& m, const pair_classes& classes,
                   const std::set<int>& needed, const std::vector<std::uint8_t>& touched, std::size_t controls) {
-  std::map<int, pair_list> of_class;
+  struct usable_pair {
+    std::uint32_t a, b;
+    double y;  // log rate in the run
+  };
+  std::map<int, std::vector<usable_pair>> of_class;
   for (std::size_t i = 0; i < m.tx_bw.slots(); ++i) {
     const auto a = m.tx_bw.src(i), b = m.tx_bw.dst(i);
-    if (usable(m, a, b) && needed.contains(classes.path(a, b))) of_class[classes.path(a, b)].emplace_back(a, b);
+    if (!usable(m, a, b)) continue;
+    const int cls = classes.path(a, b);
+    if (needed.contains(cls)) of_class[cls].push_back({a, b, std::log(m.tx_bw.v[i])});
   }
   // by rank, the screened parts (their places in plan.screened) that hold it
   std::vector<std::vector<std::size_t>> parts_of(m.tx_bw.n);
@@ -104,17 +110,15 @@ void add_controls(model_retest_plan& plan, const run_matrices& m, const pair_cla
   std::set<std::pair<std::uint32_t, std::uint32_t>> chosen;
   for (auto& [cls, pairs] : of_class) {
     std::vector<double> logs;
-    for (const auto& [a, b] : pairs) logs.push_back(std::log(m.tx_bw.at(a, b)));
+    for (const auto& p : pairs) logs.push_back(p.y);
     const double mid = median_of(logs);
-    const auto key = [&](const auto& ab) {
-      return std::pair{touched[ab.first] + touched[ab.second],
-                       std::fabs(std::log(m.tx_bw.at(ab.first, ab.second)) - mid)};
-    };
-    std::ranges::sort(pairs, {}, key);
+    std::ranges::sort(pairs, {}, [&](const usable_pair& p) {
+      return std::pair{touched[p.a] + touched[p.b], std::fabs(p.y - mid)};
+    });
     const auto pick = [&](std::size_t k) {  // the first `controls` pairs that do not touch it
       const auto& part = plan.parts[plan.screened[k]];
       std::size_t have = 0;
-      for (const auto& [a, b] : pairs) {
+      for (const auto& [a, b, y] : pairs) {
         if (have == controls) break;
         if (part.holds(a) || part.holds(b)) continue;
         ++have;
@@ -125,7 +129,7 @@ void add_controls(model_retest_plan& plan, const run_matrices& m, const pair_cla
     // them for all (thousands of parts at thousands of ranks), in the order every part would
     std::set<std::size_t> holding;
     for (std::size_t j = 0; j < std::min(controls, pairs.size()); ++j)
-      for (const auto r : {pairs[j].first, pairs[j].second}) holding.insert(parts_of[r].begin(), parts_of[r].end());
+      for (const auto r : {pairs[j].a, pairs[j].b}) holding.insert(parts_of[r].begin(), parts_of[r].end());
     std::size_t first_free = 0;
     while (holding.contains(first_free)) ++first_free;
     for (const auto k : holding)

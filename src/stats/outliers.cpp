@@ -413,13 +413,14 @@ void update_screen(const evidence& ev, screen& sc, const mask& was, const mask& 
   for (auto& [k, gone] : gone_class) drop(sc.klass[k], gone);
 }
 
-// Per rank, its uncovered pairs (either way) that any candidate's screen could count as possibly
-// slow: below --slow % of the loosest bound a cohort's median can have for any candidate, with r
-// at the most any removes (the largest candidate's ranks times the most pairs one rank has in the
-// cohort). A candidate none of whose ranks has one cannot name a side, and its screen is skipped:
-// at 32 768 ranks most of a step's 70 000 candidates, each a walk over its pairs.
-std::vector<std::uint32_t> loose_slow(const evidence& ev, const screen& sc, const mask& covered, double floor,
-                                      std::size_t largest) {
+// Per rank, its uncovered pairs as sender (`out`) and as receiver (`in`) that any candidate's
+// screen could count as possibly slow: below --slow % of the loosest bound a cohort's median can
+// have for any candidate, with r at the most any removes (the largest candidate's ranks times the
+// most pairs one rank has in the cohort). A candidate none of whose ranks has one cannot name a
+// side, and its screen is skipped: at 32 768 ranks most of a step's 70 000 candidates, each a walk
+// over its pairs.
+void loose_slow(const evidence& ev, const screen& sc, const mask& covered, double floor, std::size_t largest,
+                std::vector<std::uint32_t>& out, std::vector<std::uint32_t>& in) {
   std::vector<std::uint32_t> most_k(ev.cohorts, 0), most_q(ev.classes, 0);  // out + in
   {
     std::vector<std::uint32_t> out_k(ev.cohorts, 0), out_q(ev.classes, 0), in_k(ev.cohorts, 0), in_q(ev.classes, 0);
@@ -455,13 +456,13 @@ std::vector<std::uint32_t> loose_slow(const evidence& ev, const screen& sc, cons
     if (size < 3 || std::min(size, largest * most_k[k]) > size - 3)  // some candidate may leave it to its class
       loosest[k] = std::max(loosest[k], at_most(sc.klass[q], most_q[q], 2));
   }
-  std::vector<std::uint32_t> out(ev.n, 0);
+  out.assign(ev.n, 0);
+  in.assign(ev.n, 0);
   for (std::size_t i = 0; i < ev.size(); ++i) {
     if (covered[i] || !(ev.log_bw[i] < floor + loosest[ev.cohort_id[i]] + 1e-9)) continue;
     ++out[ev.src[i]];
-    ++out[ev.dst[i]];
+    ++in[ev.dst[i]];
   }
-  return out;
 }
 
 // The most a candidate can be worth, -1 where no side of it can be named against its own
@@ -670,7 +671,7 @@ std::size_t name_choice(const evidence& ev, const candidate& c, const verdict& v
   };
   for (const auto& [sd, pct] : {std::pair{&v.sends, &o.send_pct}, std::pair{&v.receives, &o.recv_pct}}) {
     // an uplink slow one way delays the other way's acknowledgements (RC): those pairs are its
-    // evidence too, not a node's (a leaf's shaped way up once read as its node's receives at 60 %)
+    // evidence too; left uncovered they would name a node under it for its receives
     if (!sd->named && c.kind == outlier_kind::uplink) {
       for (std::size_t k = 0; k < sd->pairs.size(); ++k) {
         take(sd->pairs[k]);
@@ -705,7 +706,8 @@ std::vector<outlier> cover(const evidence& ev, std::vector<candidate> cands, out
   mask explained(covered.size(), 0);
   // with switches, a cause is worth its slow pairs less its fine ones: an uplink whose named side
   // is half a sick node's pairs and half its healthy neighbour's explains that node worse than
-  // the node does (a shaped port once read as its leaf's uplink, 11 slow pairs and 5 fine)
+  // the node does (a slow port would otherwise read as its leaf's uplink, whose side holds the
+  // port's slow pairs and its neighbours' fine ones)
   // (and with NICs: a node whose one NIC of two is slow holds as many fine pairs as slow ones)
   const bool switches = std::ranges::any_of(
       cands, [](const candidate& c) { return c.kind == outlier_kind::uplink || c.kind == outlier_kind::nic; });
@@ -1053,8 +1055,16 @@ struct noise_cover {
   double floor;
   std::size_t largest;  // members of the largest candidate
   screen scr;
-  mask screened;  // what the screen was made over
-  std::vector<std::uint32_t> loose;
+  mask screened;                                   // what the screen was made over
+  std::vector<std::uint32_t> loose_out, loose_in;  // loose_slow
+  std::vector<std::uint32_t> open_out, open_in;    // by rank, its uncovered pairs each way
+  std::size_t least_class = 0;                     // the fewest uncovered pairs a class holds, of those that hold some
+  // a candidate's pairs that are on neither side whatever is covered: between its members, and
+  // (across nodes only) those within a node, each way
+  struct fixed {
+    std::uint32_t within = 0, out_within_node = 0, in_within_node = 0;
+  };
+  std::map<const candidate*, fixed> fixed_of;
   std::vector<reach> bound_of;
   std::map<std::uint32_t, verdict> this_step;
   reference scratch;
@@ -1062,6 +1072,10 @@ struct noise_cover {
   // them in moves a median of the rest by at most half a percentile, far inside what a test reads
   reference base;
   std::size_t share = 0;
+
+  noise_cover(const evidence& e, const finder_settings& settings,
+              const std::map<std::int32_t, std::vector<candidate>>& nics_of, double floor_, std::size_t largest_)
+      : ev(e), s(settings), parts(nics_of), floor(floor_), largest(largest_) {}
 
   static bool one_rank(const candidate& c) {
     return c.members.size() == 1 && !c.across_only && c.kind != outlier_kind::node;
@@ -1075,18 +1089,52 @@ struct noise_cover {
       update_screen(ev, scr, screened, cov);
     }
     screened = cov;
-    loose = loose_slow(ev, scr, cov, floor, largest);
+    loose_slow(ev, scr, cov, floor, largest, loose_out, loose_in);
+    open_out.assign(ev.n, 0);
+    open_in.assign(ev.n, 0);
+    for (std::size_t i = 0; i < ev.size(); ++i)
+      if (!cov[i]) ++open_out[ev.src[i]], ++open_in[ev.dst[i]];
+    least_class = std::numeric_limits<std::size_t>::max();
+    for (const auto& v : scr.klass)
+      if (!v.empty()) least_class = std::min(least_class, v.size());
     this_step.clear();
     bound_of.assign(ev.n, unknown);
     share = static_cast<std::size_t>(std::ranges::count(cov, 0)) / 100;
     if (share >= 2) reference_of(ev, nullptr, cov, s, base);
     return share >= 2 ? share : 0;  // the same 1 %: the pairs a step's later choices may cover
   }
+  // Whether no side of `c` can be named, told from per-rank counts at the step's start (exact: a
+  // side needs half its pairs possibly slow, and holds at least its members' uncovered pairs that
+  // way less those on no side, every cohort scored while each class keeps two pairs beyond it).
+  bool cannot_name(const candidate& c) {
+    auto [it, fresh] = fixed_of.try_emplace(&c);
+    fixed& f = it->second;
+    if (fresh) {
+      for (const auto r : c.members) {
+        for (const auto i : ev.out_of[r]) {
+          f.within += c.holds(ev.dst[i]);
+          f.out_within_node += c.across_only && !c.holds(ev.dst[i]) && !pair_classes::across(ev.cls[i]);
+        }
+        for (const auto i : ev.into(r))
+          f.in_within_node += c.across_only && !c.holds(ev.src[i]) && !pair_classes::across(ev.cls[i]);
+      }
+    }
+    std::int64_t out = 0, in = 0, slow_out = 0, slow_in = 0;
+    for (const auto r : c.members) {
+      out += open_out[r];
+      in += open_in[r];
+      slow_out += loose_out[r];
+      slow_in += loose_in[r];
+    }
+    if (least_class < static_cast<std::size_t>(out + in) + 2) return false;  // a cohort might go unscored
+    return 2 * slow_out < out - f.within - f.out_within_node && 2 * slow_in < in - f.within - f.in_within_node;
+  }
   reach bound(const candidate& c, const mask& cov, bool after_choices) {
     const auto fresh = [&] {
       std::uint64_t any = 0;
-      for (const auto r : c.members) any += loose[r];
-      return any == 0 ? reach{} : naming_bound(ev, scr, c, cov, floor);
+      for (const auto r : c.members) any += loose_out[r] + loose_in[r];
+      if (any == 0 || (!after_choices && c.members.size() > 1 && cannot_name(c))) return reach{};
+      return naming_bound(ev, scr, c, cov, floor);
     };
     if (!one_rank(c) || after_choices) return fresh();
     auto& b = bound_of[c.members[0]];
@@ -1158,7 +1206,7 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
   auto cands = candidates(ev.n, node_of, uplinks, nics);
   std::size_t largest = 0;
   for (const auto& c : cands) largest = std::max(largest, c.members.size());
-  noise_cover nc{ev, s, parts, std::log(s.slow_pct / 100), largest, {}, {}, {}, {}, {}, {}, {}, 0};
+  noise_cover nc(ev, s, parts, std::log(s.slow_pct / 100), largest);
   for (auto& o : cover(
            ev, std::move(cands), outlier_basis::noise,
            [&](const candidate&c, const mask&cov, const mask&expl) { return nc.evaluate(c, cov, expl); },

@@ -138,10 +138,10 @@ double spread_bound_pct(const std::vector<double>& controls, double slow_pct, do
 }  // namespace
 
 double retest_bound_pct(const std::vector<double>& controls, double slow_pct) {
-  // held to half speed: one fast control once stretched the spread so far that a sick node's
-  // pairs at 21 % alone read fine (a side's several pairs outvote one control's noise)
-  // and at least 0.1: four controls that happen to agree would bring back the bare --slow bound
-  // that healthy pairs fall under
+  // held to half speed: one fast control must not stretch the spread so far that a sick node's
+  // pairs alone read fine (a side's several pairs outvote one control's noise); and at least
+  // 0.1: four controls that happen to agree would bring back the bare --slow bound that healthy
+  // pairs fall under
   return spread_bound_pct(controls, slow_pct, 0.1, std::numbers::ln2 / 3);
 }
 
@@ -151,10 +151,9 @@ double retest_fine_bound_pct(const std::vector<double>& controls, double slow_pc
 }
 
 double retest_link_bound_pct(const std::vector<double>& controls, double slow_pct) {
-  // one pair alone is one sample: below the controls' spread not held to half speed (on a busy
-  // emulated rail cluster a healthy link alone read 44 % of controls spread over 0.055-0.203
-  // Gb/s), or below half the slowest control, so that four wide controls still confirm a link
-  // far beneath them all (a sick node's pairs at 21 % of 0.059-0.277 Gb/s)
+  // one pair alone is one sample: below the controls' spread not held to half speed (a busy
+  // host's healthy link alone can read well under half of widely spread controls), or below
+  // half the slowest control, so that wide controls still confirm a link far beneath them all
   const double reference = median_of(controls);
   if (!(reference > 0)) return slow_pct;
   const double spread = spread_bound_pct(controls, slow_pct, 0.1, std::numeric_limits<double>::infinity());
