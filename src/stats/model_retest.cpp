@@ -108,7 +108,8 @@ void add_controls(model_retest_plan& plan, const run_matrices& m, const pair_cla
   for (std::size_t k = 0; k < plan.screened.size(); ++k)
     for (const auto r : plan.parts[plan.screened[k]].members) parts_of[r].push_back(k);
   std::set<std::pair<std::uint32_t, std::uint32_t>> chosen;
-  for (auto& [cls, pairs] : of_class) {
+  for (auto& of_one : of_class) {
+    auto& pairs = of_one.second;  // not a structured binding: clang before 16 cannot capture one
     std::vector<double> logs;
     for (const auto& p : pairs) logs.push_back(p.y);
     const double mid = median_of(logs);
