@@ -258,8 +258,7 @@ struct control_set {
   };
   std::vector<one> all;                              // measured ones, in the plan's order
   std::vector<std::vector<std::size_t>> of_rank;     // indices into all, by either end
-  std::map<int, std::vector<double>> ys;             // by class
-  std::map<int, std::vector<std::size_t>> of_class;  // indices into all, as ys
+  std::map<int, std::vector<std::size_t>> of_class;  // indices into all, by class
   std::map<int, double> centre;                      // classes of two or more
   std::vector<double> residuals;                     // |y - centre|, ascending
   double dof = 0;
@@ -286,10 +285,12 @@ control_set read_controls(const model_retest_plan& plan, const square<double>& a
     cs.of_rank[a].push_back(cs.all.size());
     cs.of_rank[b].push_back(cs.all.size());
     cs.all.push_back({a, b, classes.path(a, b), std::log(std::max(v, floor_bps))});
-    cs.ys[cs.all.back().cls].push_back(cs.all.back().y);
     cs.of_class[cs.all.back().cls].push_back(cs.all.size() - 1);
   }
-  centre_classes(cs.ys, cs.centre, cs.residuals, cs.dof);
+  std::map<int, std::vector<double>> ys;  // by class
+  for (const auto& [cls, members] : cs.of_class)
+    for (const auto i : members) ys[cls].push_back(cs.all[i].y);
+  centre_classes(ys, cs.centre, cs.residuals, cs.dof);
   for (auto& r : cs.residuals) r = std::fabs(r);
   std::ranges::sort(cs.residuals);
   return cs;
@@ -325,8 +326,8 @@ void refit_touched(const model_cause& part, const control_set& cs, part_fit& f, 
   for (const auto& [cls, v] : ys) {
     const auto c = cs.centre.find(cls);
     if (c == cs.centre.end()) continue;
-    for (double y : cs.ys.at(cls)) f.gone.push_back(std::fabs(y - c->second));
-    f.dof -= static_cast<double>(cs.ys.at(cls).size()) - 1;
+    for (const auto j : cs.of_class.at(cls)) f.gone.push_back(std::fabs(cs.all[j].y - c->second));
+    f.dof -= static_cast<double>(cs.of_class.at(cls).size()) - 1;
   }
   std::ranges::sort(f.gone);
   centre_classes(ys, centre, f.residuals, f.dof);
@@ -346,7 +347,7 @@ part_fit fit_part(const model_cause& part, const pair_list& side, const control_
   refit_touched(part, cs, f, own_ys, own_centre);
   const auto ctrl_size = [&](int cls) {
     const auto it = own_ys.find(cls);
-    return static_cast<double>(it != own_ys.end() ? it->second.size() : cs.ys.at(cls).size());
+    return static_cast<double>(it != own_ys.end() ? it->second.size() : cs.of_class.at(cls).size());
   };
   const auto centre = [&](int cls) -> std::optional<double> {
     const auto& in = own_ys.contains(cls) ? own_centre : cs.centre;

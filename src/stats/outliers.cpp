@@ -551,9 +551,11 @@ struct reference {
 void reference_of(const evidence& ev, const candidate* c, const mask& covered, const finder_settings& s, reference& r) {
   r.pairs.resize(ev.size());
   for (std::size_t i = 0; i < ev.size(); ++i) r.pairs[i] = covered[i] ? 0 : 1;
-  for (const auto m : c != nullptr ? c->members : std::vector<std::uint32_t>{}) {  // its own pairs out
-    for (const auto i : ev.out_of[m]) r.pairs[i] = 0;
-    for (const auto i : ev.into(m)) r.pairs[i] = 0;
+  if (c != nullptr) {
+    for (const auto m : c->members) {  // its own pairs out
+      for (const auto i : ev.out_of[m]) r.pairs[i] = 0;
+      for (const auto i : ev.into(m)) r.pairs[i] = 0;
+    }
   }
   score_into(ev, r.pairs, s, r.sc);
   r.spread = rank_spread(ev, r.pairs, r.sc, s.min_spread);
@@ -722,7 +724,7 @@ std::vector<outlier> cover(const evidence& ev, std::vector<candidate> cands, out
     return size(cands[a]) > size(cands[b]) || (size(cands[a]) == size(cands[b]) && a < b);
   };
   std::vector<std::uint8_t> gone(cands.size(), 0);
-  for (std::size_t chosen = 1; chosen > 0;) {
+  while (true) {
     const std::size_t budget = prepare(covered);
     // the most each candidate can be worth, and the full test in the order the choice prefers (the
     // most worth, then the larger, then the first), down to those that cannot beat the best found:
@@ -737,8 +739,8 @@ std::vector<outlier> cover(const evidence& ev, std::vector<candidate> cands, out
     });
     std::map<std::size_t, verdict> tested;    // against the step's reference
     std::vector<std::uint8_t> busy(ev.n, 0);  // the ranks its choices touched
-    std::size_t took = 0;
-    for (chosen = 0;; ++chosen) {
+    std::size_t took = 0, chosen = 0;
+    while (true) {
       std::size_t best = cands.size();
       const verdict* best_v = nullptr;
       std::vector<std::size_t> waiting;  // touching a choice: to the next step
@@ -761,6 +763,7 @@ std::vector<outlier> cover(const evidence& ev, std::vector<candidate> cands, out
       }
       if (best_v == nullptr) break;
       if (chosen > 0) {
+        // both sides' pairs: at least what naming it covers
         const std::size_t pairs = best_v->sends.pairs.size() + best_v->receives.pairs.size();
         // (on equal worth, only a larger one: the first of equals is an order, not a reason)
         const auto outranks = [&](std::size_t ci) {
@@ -774,11 +777,10 @@ std::vector<outlier> cover(const evidence& ev, std::vector<candidate> cands, out
       took += name_choice(ev, cands[best], *best_v, basis, covered, explained, busy, found);
       gone[best] = 1;
       for (const auto r : cands[best].members) busy[r] = 1;
-      if (budget == 0) {
-        ++chosen;
-        break;
-      }
+      ++chosen;
+      if (budget == 0) break;
     }
+    if (chosen == 0) break;
   }
   return found;
 }
@@ -1092,14 +1094,15 @@ struct noise_cover {
     loose_slow(ev, scr, cov, floor, largest, loose_out, loose_in);
     open_out.assign(ev.n, 0);
     open_in.assign(ev.n, 0);
+    std::size_t open = 0;  // pairs no cause covers
     for (std::size_t i = 0; i < ev.size(); ++i)
-      if (!cov[i]) ++open_out[ev.src[i]], ++open_in[ev.dst[i]];
+      if (!cov[i]) ++open_out[ev.src[i]], ++open_in[ev.dst[i]], ++open;
     least_class = std::numeric_limits<std::size_t>::max();
     for (const auto& v : scr.klass)
       if (!v.empty()) least_class = std::min(least_class, v.size());
     this_step.clear();
     bound_of.assign(ev.n, unknown);
-    share = static_cast<std::size_t>(std::ranges::count(cov, 0)) / 100;
+    share = open / 100;
     if (share >= 2) reference_of(ev, nullptr, cov, s, base);
     return share >= 2 ? share : 0;  // the same 1 %: the pairs a step's later choices may cover
   }
