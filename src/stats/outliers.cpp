@@ -692,6 +692,57 @@ std::size_t name_choice(const evidence& ev, const candidate& c, const verdict& v
   return took;
 }
 
+// How the cover ranks candidates. With switches or NICs a cause is worth its slow pairs less its
+// fine ones: an uplink whose named side is half a sick node's pairs and half its healthy
+// neighbour's explains that node worse than the node does, and a node whose one NIC of two is slow
+// holds as many fine pairs as slow ones. On equal worth the larger (a node before its ranks), but
+// an uplink last: a leaf of one node explains what its port does, and the node can be drained.
+struct ranking {
+  const std::vector<candidate>& cands;
+  bool switches;
+  std::int64_t worth(std::int64_t slow, std::int64_t fine) const { return slow - (switches ? fine : 0); }
+  std::int64_t worth(const verdict& v) const { return worth(v.explains, v.fine); }
+  std::size_t size(std::size_t ci) const {
+    return cands[ci].kind == outlier_kind::uplink ? std::size_t{0} : cands[ci].members.size();
+  }
+  bool beats(std::size_t a, std::size_t b) const {  // on equal worth
+    return size(a) > size(b) || (size(a) == size(b) && a < b);
+  }
+  bool better(std::size_t a, const verdict& va, std::size_t b, const verdict* vb) const {
+    return vb == nullptr || worth(va) > worth(*vb) || (worth(va) == worth(*vb) && beats(a, b));
+  }
+};
+
+// A step's next choice: the best candidate, in `order` (the most each can be worth, best first),
+// that touches no rank `busy` holds, tested down to those that cannot beat the best found, so it
+// is the one a test of every such candidate would choose. `waiting`: those skipped as busy.
+struct step_choice {
+  std::size_t best;
+  const verdict* v = nullptr;
+  std::vector<std::size_t> waiting;
+};
+template <class Evaluate>
+step_choice best_free(const ranking& rk, const std::vector<std::pair<std::int64_t, std::size_t>>& order,
+                      const mask& gone, const mask& busy, std::map<std::size_t, verdict>& tested, Evaluate&& evaluate) {
+  step_choice out{rk.cands.size(), nullptr, {}};
+  for (const auto& [most, ci] : order) {
+    if (gone[ci]) continue;
+    if (out.v != nullptr && most < rk.worth(*out.v)) break;
+    if (out.v != nullptr && most == rk.worth(*out.v) && !rk.beats(ci, out.best)) continue;  // a tie at best
+    if (std::ranges::any_of(rk.cands[ci].members, [&](std::uint32_t r) { return busy[r] != 0; })) {
+      out.waiting.push_back(ci);
+      continue;
+    }
+    auto [it, fresh] = tested.try_emplace(ci);
+    if (fresh) it->second = evaluate(ci);
+    if (it->second.explains > 0 && rk.better(ci, it->second, out.best, out.v)) {
+      out.best = ci;
+      out.v = &it->second;
+    }
+  }
+  return out;
+}
+
 // The greedy cover: the candidate whose named sides explain the most unexplained slow pairs
 // first (the larger on a tie: a node before its ranks), until none explains another. `covered`
 // gets every pair of their named sides.
@@ -706,81 +757,46 @@ std::vector<outlier> cover(const evidence& ev, std::vector<candidate> cands, out
                            Bound bound, Prepare prepare, mask& covered) {
   std::vector<outlier> found;
   mask explained(covered.size(), 0);
-  // with switches, a cause is worth its slow pairs less its fine ones: an uplink whose named side
-  // is half a sick node's pairs and half its healthy neighbour's explains that node worse than
-  // the node does (a slow port would otherwise read as its leaf's uplink, whose side holds the
-  // port's slow pairs and its neighbours' fine ones)
-  // (and with NICs: a node whose one NIC of two is slow holds as many fine pairs as slow ones)
-  const bool switches = std::ranges::any_of(
-      cands, [](const candidate& c) { return c.kind == outlier_kind::uplink || c.kind == outlier_kind::nic; });
-  const auto worth = [&](std::int64_t slow, std::int64_t fine) { return slow - (switches ? fine : 0); };
-  const auto worth_of = [&](const verdict& v) { return worth(v.explains, v.fine); };
-  // on a tie the larger (a node before its ranks), but an uplink last: a leaf of one node explains
-  // what its port does, and the node is what can be drained
-  const auto size = [](const candidate& c) {
-    return c.kind == outlier_kind::uplink ? std::size_t{0} : c.members.size();
-  };
-  const auto beats = [&](std::size_t a, std::size_t b) {  // on equal worth
-    return size(cands[a]) > size(cands[b]) || (size(cands[a]) == size(cands[b]) && a < b);
-  };
-  std::vector<std::uint8_t> gone(cands.size(), 0);
-  while (true) {
+  const ranking rk{cands, std::ranges::any_of(cands, [](const candidate& c) {
+                     return c.kind == outlier_kind::uplink || c.kind == outlier_kind::nic;
+                   })};
+  mask gone(cands.size(), 0);
+  for (std::size_t chosen = 1; chosen > 0;) {
     const std::size_t budget = prepare(covered);
-    // the most each candidate can be worth, and the full test in the order the choice prefers (the
-    // most worth, then the larger, then the first), down to those that cannot beat the best found:
-    // the one chosen is the one a test of every candidate in turn would choose
     std::vector<std::pair<std::int64_t, std::size_t>> order;  // the most worth, the candidate
     for (std::size_t ci = 0; ci < cands.size(); ++ci) {
       const auto most = gone[ci] ? reach{} : bound(cands[ci], covered, false);
-      if (most.slow > 0) order.emplace_back(worth(most.slow, most.fine), ci);
+      if (most.slow > 0) order.emplace_back(rk.worth(most.slow, most.fine), ci);
     }
     std::ranges::sort(order, [&](const auto& x, const auto& y) {
-      return x.first != y.first ? x.first > y.first : beats(x.second, y.second);
+      return x.first != y.first ? x.first > y.first : rk.beats(x.second, y.second);
     });
-    std::map<std::size_t, verdict> tested;    // against the step's reference
-    std::vector<std::uint8_t> busy(ev.n, 0);  // the ranks its choices touched
-    std::size_t took = 0, chosen = 0;
-    while (true) {
-      std::size_t best = cands.size();
-      const verdict* best_v = nullptr;
-      std::vector<std::size_t> waiting;  // touching a choice: to the next step
-      for (const auto& [most, ci] : order) {
-        if (gone[ci]) continue;
-        if (best_v != nullptr && most < worth_of(*best_v)) break;
-        if (best_v != nullptr && most == worth_of(*best_v) && !beats(ci, best)) continue;  // a tie at best
-        if (std::ranges::any_of(cands[ci].members, [&](std::uint32_t r) { return busy[r] != 0; })) {
-          waiting.push_back(ci);
-          continue;
-        }
-        auto [it, fresh] = tested.try_emplace(ci);
-        if (fresh) it->second = evaluate(cands[ci], covered, explained);
-        const verdict& v = it->second;
-        if (v.explains > 0 && (best_v == nullptr || worth_of(v) > worth_of(*best_v) ||
-                               (worth_of(v) == worth_of(*best_v) && beats(ci, best)))) {
-          best = ci;
-          best_v = &v;
-        }
+    std::map<std::size_t, verdict> tested;  // against the step's reference
+    mask busy(ev.n, 0);                     // the ranks its choices touched
+    std::size_t took = 0;
+    for (chosen = 0;; ++chosen) {
+      const auto c = best_free(rk, order, gone, busy, tested,
+                               [&](std::size_t ci) { return evaluate(cands[ci], covered, explained); });
+      if (c.v == nullptr) break;
+      // after the first, within the budget (both sides' pairs: at least what naming it covers)
+      // and only while no candidate set aside could outrank it (on equal worth, only a larger one:
+      // the first of equals is an order, not a reason)
+      const auto outranks = [&](std::size_t ci) {
+        const auto most = bound(cands[ci], covered, true);
+        const auto w = rk.worth(most.slow, most.fine);
+        return most.slow > 0 && (w > rk.worth(*c.v) || (w == rk.worth(*c.v) && rk.size(ci) > rk.size(c.best)));
+      };
+      if (chosen > 0 && (took + c.v->sends.pairs.size() + c.v->receives.pairs.size() > budget ||
+                         std::ranges::any_of(c.waiting, outranks)))
+        break;
+      took += name_choice(ev, cands[c.best], *c.v, basis, covered, explained, busy, found);
+      gone[c.best] = 1;
+      for (const auto r : cands[c.best].members) busy[r] = 1;
+      if (budget == 0) {
+        ++chosen;
+        break;
       }
-      if (best_v == nullptr) break;
-      if (chosen > 0) {
-        // both sides' pairs: at least what naming it covers
-        const std::size_t pairs = best_v->sends.pairs.size() + best_v->receives.pairs.size();
-        // (on equal worth, only a larger one: the first of equals is an order, not a reason)
-        const auto outranks = [&](std::size_t ci) {
-          const auto most = bound(cands[ci], covered, true);
-          const auto w = worth(most.slow, most.fine);
-          return most.slow > 0 &&
-                 (w > worth_of(*best_v) || (w == worth_of(*best_v) && size(cands[ci]) > size(cands[best])));
-        };
-        if (took + pairs > budget || std::ranges::any_of(waiting, outranks)) break;
-      }
-      took += name_choice(ev, cands[best], *best_v, basis, covered, explained, busy, found);
-      gone[best] = 1;
-      for (const auto r : cands[best].members) busy[r] = 1;
-      ++chosen;
-      if (budget == 0) break;
     }
-    if (chosen == 0) break;
   }
   return found;
 }
