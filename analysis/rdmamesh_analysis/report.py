@@ -148,7 +148,10 @@ def build(res, outdir):
         lines.append(head)
         if v.get("retest"):  # --false-alarm: the verdict model's retest, at its stated level
             lines.append(f"retest: {v['retest']['parts_retested']} part(s) measured alone, each counted only below "
-                         f"--slow beyond chance at a false-alarm level of {v['retest']['false_alarm_pct']:g} %")
+                         f"--slow beyond chance at a false-alarm level of {v['retest']['false_alarm_pct']:g} %"
+                         + (f" ({v['retest']['false_alarm_pct'] / v['retest']['runs_sharing']:g} % in each of its "
+                            f"{v['retest']['runs_sharing']} runs that go to the retest)"
+                            if v['retest'].get('runs_sharing', 1) > 1 else ""))
 
         def alone(c):  # the model's evidence under a cause it judged (rdmamesh's "alone:")
             a = c.get("alone")

@@ -101,7 +101,8 @@ void gather_bandwidth(const context& c, const engine::core& base, rank_run& acc,
       const double floor_bps = 0.5 * static_cast<double>(r.size) / std::max(retest.seconds, 1e-3);
       r.retest_parts =
           stats::judge_model_retest(*retest.model, r.bw->tx_bw, c.classes, model_settings_of(c.o), floor_bps, held);
-      r.retest_alpha = c.o.false_alarm_pct / 100;
+      r.retest_alpha = model_settings_of(c.o).alpha;
+      r.retest_alpha_runs = c.o.retested_runs();
     }
   } else {
     r.outliers = stats::find_outliers(*r.bw, r.size, c.node_of, judge, c.uplinks, c.nics);

@@ -128,6 +128,7 @@ stats::job_verdict ledger::judge() const {
         run.parts.insert(run.parts.end(), t.retest_parts.begin(), t.retest_parts.end());
         run.retested = run.retested || t.retest_alpha > 0;  // the model judged its parts
         run.alpha = std::max(run.alpha, t.retest_alpha);
+        run.alpha_runs = std::max(run.alpha_runs, t.retest_alpha_runs);
       }
     }
   }

@@ -31,7 +31,7 @@ double round_seconds(const options& o, const stats::retest_plan& plan, const sta
 }  // namespace
 
 stats::model_settings model_settings_of(const options& o) {
-  return {.alpha = o.false_alarm_pct / 100, .slow_pct = o.slow_pct};
+  return {.alpha = o.false_alarm_pct / 100 / o.retested_runs(), .slow_pct = o.slow_pct};
 }
 
 bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size, std::uint32_t& index, bool& stopped) {

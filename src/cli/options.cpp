@@ -65,6 +65,13 @@ bool options::pairwise() const {
   return std::none_of(patterns.begin(), patterns.end(), [](pattern_kind p) { return p == pattern_kind::mesh; });
 }
 
+std::uint32_t options::retested_runs() const {
+  const auto retested = std::count_if(patterns.begin(), patterns.end(), [](pattern_kind p) {
+    return p == pattern_kind::mesh || p == pattern_kind::shift || p == pattern_kind::spread;
+  });
+  return static_cast<std::uint32_t>(std::max<std::size_t>(static_cast<std::size_t>(retested) * sizes.size(), 1));
+}
+
 std::uint32_t options::max_partners(std::uint32_t n_ranks) const {
   const std::uint32_t peers = n_ranks > 0 ? n_ranks - 1 : 0;
   std::uint32_t most = 0;

@@ -462,6 +462,7 @@ void results_file::write_retest(hid_t run_group, const options& o, const run_rec
 void results_file::write_retest_parts(hid_t retest_group, const run_record& run) {
   h5::handle g = h5::create_group(retest_group, "parts");
   h5::set_attr(g.get(), "false_alarm", run.retest_alpha);
+  h5::set_attr(g.get(), "false_alarm_runs", static_cast<std::int64_t>(run.retest_alpha_runs));
   const hsize_t dims[1] = {run.retest_parts.size()};
   std::vector<std::string> kind;
   std::vector<std::int32_t> node, rank, rail, pairs, controls, held;

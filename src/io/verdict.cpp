@@ -197,8 +197,11 @@ std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<co
   if (v.parts_retested > 0) {
     out.push_back(fmt::format(
         "#   retest: {} part(s) measured alone, each counted only below --slow beyond chance at a false-alarm level "
-        "of {:g} % (the chance of counting any healthy rank, NIC or node in this job)",
-        v.parts_retested, 100 * v.false_alarm));
+        "of {:g} % (the chance of counting any healthy rank, NIC or node in this job{})",
+        v.parts_retested, 100 * v.false_alarm,
+        v.false_alarm_runs > 1 ? fmt::format("; {:g} % in each of its {} runs that go to the retest",
+                                             100 * v.false_alarm / v.false_alarm_runs, v.false_alarm_runs)
+                               : ""));
   }
   for (const auto& c : v.causes) {
     out.push_back(fmt::format("#   {}{}", seen_as(c), cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks)));
@@ -325,9 +328,10 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
       v.stated.drawn > 0
           ? json{{"run", v.stated_run}, {"drawn", v.stated.drawn}, {"named", v.stated.named}, {"pct", v.stated.pct()}}
           : json(nullptr);
-  doc["retest"] = v.parts_retested > 0
-                      ? json{{"parts_retested", v.parts_retested}, {"false_alarm_pct", 100 * v.false_alarm}}
-                      : json(nullptr);
+  doc["retest"] = v.parts_retested > 0 ? json{{"parts_retested", v.parts_retested},
+                                              {"false_alarm_pct", 100 * v.false_alarm},
+                                              {"runs_sharing", v.false_alarm_runs}}
+                                       : json(nullptr);
   doc["expect"] = ctx.expect_bps > 0 ? json{{"bytes_per_s", ctx.expect_bps}, {"how", ctx.expect_how}} : json(nullptr);
   if (const char* job = std::getenv("SLURM_JOB_ID")) doc["slurm_job_id"] = job;
   return doc.dump(2) + "\n";

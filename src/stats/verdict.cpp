@@ -263,7 +263,8 @@ bool decide_by_model(cause_map& by, std::span<const judged_run> runs, std::span<
   for (const auto& run : runs) {
     if (!run.retested) continue;
     any = true;
-    v.false_alarm = std::max(v.false_alarm, run.alpha);
+    v.false_alarm = std::max(v.false_alarm, run.alpha * run.alpha_runs);
+    v.false_alarm_runs = std::max(v.false_alarm_runs, run.alpha_runs);
     v.parts_retested += run.parts.size();
     for (const auto& l : run.parts) parts.push_back({&l, &run});
   }

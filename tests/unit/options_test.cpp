@@ -122,6 +122,19 @@ TEST_CASE("--retest is judged by the model at 0.1 % unless --false-alarm says; w
   CHECK(none.opts->false_alarm_pct == 0);
 }
 
+TEST_CASE("--false-alarm is the job's: its level is shared by every mesh, shift or spread run of every size") {
+  // the runs that go to the retest: pairs and incast runs never do
+  const auto sweep = parse({"--retest", "--pattern", "mesh,pairs,shift", "--sizes", "4K,64K,1M"});
+  REQUIRE(sweep.opts.has_value());
+  CHECK(sweep.opts->retested_runs() == 6);
+  const auto one = parse({"--retest", "--pattern", "spread"});
+  REQUIRE(one.opts.has_value());
+  CHECK(one.opts->retested_runs() == 1);
+  const auto none = parse({"--pattern", "pairs", "--sizes", "4K,64K"});
+  REQUIRE(none.opts.has_value());
+  CHECK(none.opts->retested_runs() == 1);  // nothing is retested: the level is not divided by zero
+}
+
 TEST_CASE("a retest round lasts -D, at most 0.3 s, unless --retest-duration says; its warm-up at most 0.1 s") {
   const auto out = parse({"--retest", "-D", "2", "--warmup", "0.3"});
   REQUIRE(out.opts.has_value());

@@ -309,7 +309,17 @@ TEST_CASE("a node whose retest was held back by its host: listed as undecided wi
   const auto lines = io::verdict_lines(v, ranks, ctx);
   REQUIRE(lines.size() == 3);
   CHECK(has(lines[0], "# verdict: healthy"));
-  CHECK(has(lines[1], "false-alarm level of 0.1 %"));
+  CHECK(has(lines[1], "false-alarm level of 0.1 % (the chance of counting any healthy rank, NIC or node in this job)"));
+  SUBCASE("a job of several runs says each run's share of the level") {
+    runs[0].alpha = 2.5e-4;
+    runs[0].alpha_runs = 4;
+    const auto split = io::verdict_lines(stats::fold(runs, node_of), ranks, ctx);
+    REQUIRE(split.size() == 3);
+    CHECK(has(split[1],
+              "false-alarm level of 0.1 % (the chance of counting any healthy rank, NIC or node in this "
+              "job; 0.025 % in each of its 4 runs that go to the retest)"));
+    CHECK(has(io::verdict_json(stats::fold(runs, node_of), ranks, ctx), "\"runs_sharing\": 4"));
+  }
   CHECK(has(lines[2],
             "#   seen, undecided by the retest (alone its pairs were held back by their host, 42 % of a CPU against "
             "the controls' 82 %: a test of its CPU, not of its network): node b (ranks 2,3): its sends at 89 %"));

@@ -161,6 +161,20 @@ TEST_CASE("--retest: a named node counts only where its sends alone are counted,
     CHECK(v.parts_retested == 1);
     CHECK(v.false_alarm == doctest::Approx(1e-3));
   }
+  SUBCASE("two runs, each tested at half the level: the job states the whole level, and the split") {
+    std::vector<judged_run> runs{retested(&named, {part(outlier_kind::node, 1, -1, {2, 3}, true, 40, true, false)}),
+                                 retested(&named, {part(outlier_kind::node, 1, -1, {2, 3}, true, 45, true, false)})};
+    runs[1].index = 1;
+    for (auto& r : runs) {
+      r.alpha = 5e-4;
+      r.alpha_runs = 2;
+    }
+    const auto v = fold(runs, three_nodes);
+    CHECK(v.status == health::degraded);
+    CHECK(v.parts_retested == 2);
+    CHECK(v.false_alarm == doctest::Approx(1e-3));
+    CHECK(v.false_alarm_runs == 2);
+  }
   SUBCASE("cleared alone: healthy, whatever the run read") {
     const std::vector<judged_run> runs{
         retested(&named, {part(outlier_kind::node, 1, -1, {2, 3}, true, 99, false, true)})};

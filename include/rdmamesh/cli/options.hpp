@@ -95,6 +95,10 @@ struct options {
   // The most partners one rank has in any round of the job: what --connect round holds.
   std::uint32_t max_partners(std::uint32_t n_ranks) const;
   std::uint64_t max_size() const;
+  // The runs --retest measures again: each mesh, shift or spread run, one per size (at least 1).
+  // --false-alarm is the chance of counting any healthy part in the job, so each run's tests take
+  // an even share of it.
+  std::uint32_t retested_runs() const;
 };
 
 // The sizes of -a/--all: 2 B to 8 MiB in powers of two, as perftest's -a.

@@ -56,6 +56,7 @@ struct run_record {
   std::vector<double> retest_controls_pct;          // each control alone: control_pcts
   std::vector<stats::lasting_effect> retest_parts;  // the model's parts alone (judge_model_retest)
   double retest_alpha = 0;                          // the false-alarm level they were counted at
+  std::uint32_t retest_alpha_runs = 1;              // the job's level split evenly over this many runs
 
   // mesh run, when a pairwise pattern (pairs or shift) ran at the same size: mesh / pairwise
   std::optional<stats::square<double>> contention;

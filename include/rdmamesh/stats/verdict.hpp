@@ -47,6 +47,7 @@ struct judged_run {
   std::vector<lasting_effect> parts;
   bool retested = false;
   double alpha = 0;
+  std::uint32_t alpha_runs = 1;  // the job's level, split evenly over this many runs, gave `alpha`
 };
 
 struct folded_cause {
@@ -92,9 +93,11 @@ struct job_verdict {
   false_alarms stated{};
   std::int32_t stated_run = -1;
   // the model's retest: the parts it measured alone, and the false-alarm level they were counted
-  // at (the chance of counting any healthy part in the job; 0: no retest)
+  // at (the chance of counting any healthy part in the job; 0: no retest), each run's tests at an
+  // even share of it over `false_alarm_runs` runs
   std::size_t parts_retested = 0;
   double false_alarm = 0;
+  std::uint32_t false_alarm_runs = 1;
 };
 
 // The NICs' configuration joins the runs' verdict: each finding a counted cause, the job
