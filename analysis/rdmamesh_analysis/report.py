@@ -22,6 +22,8 @@ def retest_word(t, i):
         return "fine alone" if "fine" not in t or t["fine"][i] else "undecided alone"
     if "beyond_spread" in t and not t["beyond_spread"][i]:
         return f"still slow alone (as a lone link below {float(t['link_bound_pct'][i]):.0f} %)"
+    if "named_link" in t and not t["named_link"][i]:
+        return "still slow alone (the run named no link here: no cause of its own)"
     return "still slow alone"
 
 

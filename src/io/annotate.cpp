@@ -65,7 +65,8 @@ annotation annotation_for(group_kind group, std::string_view n, int rank) {
         return {"percent of its class's control pairs' median alone", {"pair"}};
       if (n == "class_controls") return {"pairs", {"pair"}};
       if (n == "controls_pct") return {"percent of its class's other control pairs' median alone", {"control"}};
-      if (n == "still_slow" || n == "beyond_spread" || n == "fine" || n == "starved") return {"flag", {"pair"}};
+      if (n == "still_slow" || n == "beyond_spread" || n == "fine" || n == "starved" || n == "named_link")
+        return {"flag", {"pair"}};
       if (n == "cpu_share" || n == "controls_cpu_share") return {"share of a CPU", {"pair"}};
       if (n == "idle_share") return {"share of the engine's passes", {"pair"}};
       return {"index", {"pair"}};

@@ -330,7 +330,11 @@ std::vector<std::string> retest_lines(const run_record& r, std::span<const fabri
     const std::string fine =
         v.fine_bound_pct > v.bound_pct + 0.5 ? fmt::format(", fine from {:.0f} %", v.fine_bound_pct) : std::string();
     const std::string reading =
-        v.still_slow && v.beyond_spread ? "still slow alone (its link or NIC)"
+        v.still_slow && v.beyond_spread && v.named ? "still slow alone (its link or NIC)"
+        // a cause is what a run named: a pair the run read slow only as part of something else
+        // (a rank's, a node's sends) names no link here, whatever its reading alone
+        : v.still_slow && v.beyond_spread
+            ? "still slow alone, beyond its controls' spread (the run named no link here: no cause of its own)"
         // one pair this close to its controls' spread names no link: its part's retest decides
         : v.still_slow ? "still slow alone (within its controls' spread: no link's evidence; its part's retest decides)"
         : v.fine       ? "fine alone (contention)"

@@ -416,7 +416,7 @@ void results_file::write_retest(hid_t run_group, const options& o, const run_rec
   std::vector<std::int32_t> src, dst;
   std::vector<double> before, alone, pct, bound, link_bound, fine_bound, cpu, controls_cpu, idle;
   std::vector<std::int32_t> controls;
-  std::vector<std::uint8_t> still, beyond, fine, starved;
+  std::vector<std::uint8_t> still, beyond, fine, starved, named;
   for (const auto& v : run.retest) {
     src.push_back(static_cast<std::int32_t>(v.src));
     dst.push_back(static_cast<std::int32_t>(v.dst));
@@ -434,6 +434,7 @@ void results_file::write_retest(hid_t run_group, const options& o, const run_rec
     controls_cpu.push_back(v.controls_cpu_share);
     idle.push_back(v.idle_share);
     starved.push_back(v.starved ? 1 : 0);
+    named.push_back(v.named ? 1 : 0);
   }
   h5::write(g.get(), "src", dims, std::span<const std::int32_t>(src));
   h5::write(g.get(), "dst", dims, std::span<const std::int32_t>(dst));
@@ -451,6 +452,7 @@ void results_file::write_retest(hid_t run_group, const options& o, const run_rec
   h5::write(g.get(), "controls_cpu_share", dims, std::span<const double>(controls_cpu));
   h5::write(g.get(), "idle_share", dims, std::span<const double>(idle));
   h5::write(g.get(), "starved", dims, std::span<const std::uint8_t>(starved));
+  h5::write(g.get(), "named_link", dims, std::span<const std::uint8_t>(named));
   // what the verdict ranks a side's pairs alone against (control_pcts)
   const hsize_t control_dims[1] = {run.retest_controls_pct.size()};
   h5::write(g.get(), "controls_pct", control_dims, std::span<const double>(run.retest_controls_pct));

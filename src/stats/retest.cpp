@@ -118,7 +118,15 @@ retest_plan plan_job_retest(const square<double>& bw, const square<std::uint8_t>
     const auto u = std::ranges::find(uplinks, o.node, &switch_group::sw);
     if (o.kind == outlier_kind::uplink && u != uplinks.end()) named_uplinks.push_back(*u);
   }
-  return plan_retest(bw, flags, round, class_of, slow_pct, std::size_t{2} * bw.n, 4, named_uplinks);
+  auto plan = plan_retest(bw, flags, round, class_of, slow_pct, std::size_t{2} * bw.n, 4, named_uplinks);
+  for (const auto& o : found) {
+    const std::pair<std::uint32_t, std::uint32_t> pair(static_cast<std::uint32_t>(o.rank),
+                                                       static_cast<std::uint32_t>(o.peer));
+    if (o.kind == outlier_kind::link && o.rank >= 0 && o.peer >= 0 &&
+        std::ranges::find(plan.slow, pair) != plan.slow.end())
+      plan.links.push_back(pair);
+  }
+  return plan;
 }
 
 namespace {
@@ -202,7 +210,8 @@ std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<d
                      .bound_pct = ctl.bound,
                      .link_bound_pct = ctl.link_bound,
                      .fine_bound_pct = ctl.fine_bound,
-                     .controls = ctl.bw.size()};
+                     .controls = ctl.bw.size(),
+                     .named = std::ranges::find(plan.links, std::pair(a, b)) != plan.links.end()};
     v.pct = reference > 0 ? 100 * v.alone / reference : std::numeric_limits<double>::quiet_NaN();
     // unmeasured alone counts as slow: it did not recover; with no control alone to read it
     // against, nothing is decided

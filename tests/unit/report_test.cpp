@@ -373,3 +373,44 @@ TEST_CASE("the host line: who waited for a CPU while runnable, and how much; not
   r.host.assign(4, engine::host_use{.wall_s = 2});  // no schedstat in this kernel
   CHECK(io::host_line(r).empty());
 }
+
+TEST_CASE("a pair still slow alone is said to be its link only where the run named that link (as the verdict counts)") {
+  std::vector<fabric::rank_info> ranks;
+  for (int r = 0; r < 4; ++r) {
+    const mpi::node_info node{r % 2, 2, r / 2, 2};
+    ranks.push_back(fabric::make_rank_info(r < 2 ? "a" : "b", nullptr, nullptr, node, false));
+  }
+  io::run_record r;
+  r.retest_of = 0;
+  const auto slow_alone = [](std::uint32_t src, std::uint32_t dst, bool named) {
+    return stats::retest_verdict{.src = src,
+                                 .dst = dst,
+                                 .before = 1e6,
+                                 .alone = 1e6,
+                                 .pct = 30,
+                                 .bound_pct = 74,
+                                 .link_bound_pct = 50,
+                                 .fine_bound_pct = 90,
+                                 .controls = 4,
+                                 .still_slow = true,
+                                 .beyond_spread = true,
+                                 .named = named};
+  };
+  r.retest = {slow_alone(2, 0, true), slow_alone(0, 1, false)};
+  const auto lines = io::retest_lines(r, ranks);
+  REQUIRE(lines.size() == 2);
+  CHECK(has(lines[0], "): still slow alone (its link or NIC)"));
+  CHECK(has(lines[1],
+            "): still slow alone, beyond its controls' spread (the run named no link here: no cause of its own)"));
+  CHECK_FALSE(has(lines[1], "its link or NIC"));
+  // and the verdict agrees: a run that named no link counts none, whatever its pairs read alone
+  stats::outlier_report rep;
+  rep.threshold_pct = 50;
+  std::vector<stats::judged_run> runs{{0, "mesh 64 KiB", &rep, true, r.retest}};
+  CHECK(stats::fold(runs).status == stats::health::healthy);
+  rep.found = {{stats::outlier_kind::link, stats::outlier_basis::noise, -1, 2, 0, 30, NAN, 1, 0}};
+  const auto v = stats::fold(runs);
+  CHECK(v.status == stats::health::degraded);
+  REQUIRE(v.causes.size() == 1);
+  CHECK((v.causes[0].kind == stats::outlier_kind::link && v.causes[0].rank == 2 && v.causes[0].peer == 0));
+}

@@ -107,6 +107,26 @@ TEST_CASE("plan: a slow pair through a named uplink is the uplink's evidence, no
   CHECK(p.slow[0] == std::pair<std::uint32_t, std::uint32_t>{2, 3});
 }
 
+TEST_CASE("plan: the links the run named are marked among the slow pairs; a pair alone confirms only those") {
+  auto m = mesh4(30);  // rank 2's sends slow
+  const std::vector<std::int32_t> node_of{0, 1, 2, 3};
+  const stats::pair_classes classes(4, node_of);
+  const std::vector<stats::outlier> found{
+      {stats::outlier_kind::link, stats::outlier_basis::noise, -1, 2, 3, 30, NAN, 1, 0},
+      {stats::outlier_kind::link, stats::outlier_basis::noise, -1, 0, 1, 30, NAN, 1, 0}};  // not slow: not retested
+  const auto p = stats::plan_job_retest(m.bw, m.flags, m.round, classes, 90, found);
+  REQUIRE(p.links.size() == 1);
+  CHECK(p.links[0] == std::pair<std::uint32_t, std::uint32_t>{2, 3});
+  stats::square<double> alone(4, NAN);
+  for (const auto& [a, b] : p.controls) alone.at(a, b) = 400;
+  for (const auto& [a, b] : p.slow) alone.at(a, b) = 40;
+  for (const auto& v : stats::judge_retest(p, m.bw, alone, 90, classes)) {
+    CAPTURE(v.dst);
+    CHECK(v.still_slow);
+    CHECK(v.named == (v.dst == 3));
+  }
+}
+
 TEST_CASE("a retest round: ten messages for a pair at half the slowest control's rate, within 0.3 s and -D") {
   stats::square<double> bw(4, 1e6);  // bytes/s: 244 messages of 4 KiB a second
   stats::retest_plan p;
@@ -237,6 +257,7 @@ TEST_CASE("verdict: still slow alone below --slow % of the controls alone, fine 
   CHECK(v[0].before == doctest::Approx(30));
   CHECK(v[1].pct == doctest::Approx(99));
   CHECK_FALSE(v[1].still_slow);
+  CHECK_FALSE(v[0].named);  // the plan names no link: alone it confirms none
   // no control measured: nothing decided either way (neither fine nor a link's evidence)
   p.controls.clear();
   const auto none =

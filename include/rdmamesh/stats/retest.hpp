@@ -25,6 +25,9 @@ using pair_list = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
 struct retest_plan {
   pair_list slow;      // slowest first
   pair_list controls;  // the measured pairs nearest the run's median
+  // of `slow`, the pairs the run named as links (rank 0's; not sent to the other ranks): a pair
+  // alone is a link's evidence only where a run named the link (the verdict's fold)
+  pair_list links;
 };
 
 // From a run's send bandwidth: the pairs below `slow_pct` % of their class's median pair,
@@ -42,6 +45,7 @@ retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& fl
 // The pairs a job retests after a run (rdmamesh --retest, and the simulator's), beside the
 // model's parts: 2 x N slow pairs at most (a slow rank's row and column), 4 controls per class of
 // them (8 in all where as clear ones exist); `uplinks` (--topology): the uplinks named in `found`.
+// `links`: the links `found` names, among the slow pairs.
 retest_plan plan_job_retest(const square<double>& bw, const square<std::uint8_t>& flags,
                             const square<std::int32_t>& round, const pair_classes& class_of, double slow_pct,
                             std::span<const outlier> found, std::span<const switch_group> uplinks = {});
@@ -58,6 +62,7 @@ struct retest_verdict {
   bool still_slow = false;
   bool beyond_spread = false;  // still slow below link_bound_pct too: enough for one pair (a link)
   bool fine = false;           // neither still slow nor fine: undecided, the run's reading of it stands
+  bool named = false;          // the run named this pair a link (plan.links): alone it can confirm one
   // its host alone (pair_host): the share of a CPU of the busy end that had less, the median of its
   // controls' the same, and the share of that end's passes that found nothing to do; NaN: unknown
   double cpu_share = std::numeric_limits<double>::quiet_NaN();
