@@ -274,12 +274,22 @@ TEST_CASE("a NIC counted by the verdict: named by device and rail, its node drai
   CHECK(app::new_job_id() != ctx.job_id);
 }
 
-TEST_CASE("a node whose retest was held back by its host: listed as undecided with the CPU figures, not drained") {
+namespace {
+
+// Four ranks, two on host a and two on host b, without devices.
+std::vector<fabric::rank_info> two_hosts() {
   std::vector<fabric::rank_info> ranks;
   for (int r = 0; r < 4; ++r) {
     const mpi::node_info node{r % 2, 2, r / 2, 2};
     ranks.push_back(fabric::make_rank_info(r < 2 ? "a" : "b", nullptr, nullptr, node, false));
   }
+  return ranks;
+}
+
+}  // namespace
+
+TEST_CASE("a node whose retest was held back by its host: listed as undecided with the CPU figures, not drained") {
+  const auto ranks = two_hosts();
   stats::outlier_report rep;
   rep.found = {{stats::outlier_kind::node, stats::outlier_basis::noise, 1, -1, -1, 89, NAN, 4, 0}};
   std::vector<stats::judged_run> runs{{0, "mesh 64 KiB", &rep, true, {}}};
@@ -375,11 +385,7 @@ TEST_CASE("the host line: who waited for a CPU while runnable, and how much; not
 }
 
 TEST_CASE("a pair still slow alone is said to be its link only where the run named that link (as the verdict counts)") {
-  std::vector<fabric::rank_info> ranks;
-  for (int r = 0; r < 4; ++r) {
-    const mpi::node_info node{r % 2, 2, r / 2, 2};
-    ranks.push_back(fabric::make_rank_info(r < 2 ? "a" : "b", nullptr, nullptr, node, false));
-  }
+  const auto ranks = two_hosts();
   io::run_record r;
   r.retest_of = 0;
   const auto slow_alone = [](std::uint32_t src, std::uint32_t dst, bool named) {
