@@ -119,12 +119,11 @@ retest_plan plan_job_retest(const square<double>& bw, const square<std::uint8_t>
     if (o.kind == outlier_kind::uplink && u != uplinks.end()) named_uplinks.push_back(*u);
   }
   auto plan = plan_retest(bw, flags, round, class_of, slow_pct, std::size_t{2} * bw.n, 4, named_uplinks);
+  const std::set<std::pair<std::uint32_t, std::uint32_t>> slow(plan.slow.begin(), plan.slow.end());
   for (const auto& o : found) {
     const std::pair<std::uint32_t, std::uint32_t> pair(static_cast<std::uint32_t>(o.rank),
                                                        static_cast<std::uint32_t>(o.peer));
-    if (o.kind == outlier_kind::link && o.rank >= 0 && o.peer >= 0 &&
-        std::ranges::find(plan.slow, pair) != plan.slow.end())
-      plan.links.push_back(pair);
+    if (o.kind == outlier_kind::link && o.rank >= 0 && o.peer >= 0 && slow.contains(pair)) plan.links.push_back(pair);
   }
   return plan;
 }
@@ -196,6 +195,7 @@ std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<d
   }
   all.bounds(slow_pct);
   for (auto& [cls, ctl] : by_class) ctl.bounds(slow_pct);
+  const std::set<std::pair<std::uint32_t, std::uint32_t>> links(plan.links.begin(), plan.links.end());
   std::vector<retest_verdict> out;
   for (const auto& [a, b] : plan.slow) {
     // its own class's controls; all of them where its class measured fewer than two (one
@@ -211,7 +211,7 @@ std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<d
                      .link_bound_pct = ctl.link_bound,
                      .fine_bound_pct = ctl.fine_bound,
                      .controls = ctl.bw.size(),
-                     .named = std::ranges::find(plan.links, std::pair(a, b)) != plan.links.end()};
+                     .named = links.contains({a, b})};
     v.pct = reference > 0 ? 100 * v.alone / reference : std::numeric_limits<double>::quiet_NaN();
     // unmeasured alone counts as slow: it did not recover; with no control alone to read it
     // against, nothing is decided
