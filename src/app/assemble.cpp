@@ -99,9 +99,9 @@ void gather_bandwidth(const context& c, const engine::core& base, rank_run& acc,
         if (v.starved) held.emplace_back(v.src, v.dst);
       // a pair that moved nothing alone reads half a message over its round
       const double floor_bps = 0.5 * static_cast<double>(r.size) / std::max(retest.seconds, 1e-3);
-      r.retest_parts =
-          stats::judge_model_retest(*retest.model, r.bw->tx_bw, c.classes, model_settings_of(c.o), floor_bps, held);
-      r.retest_alpha = model_settings_of(c.o).alpha;
+      const auto settings = model_settings_of(c.o);
+      r.retest_parts = stats::judge_model_retest(*retest.model, r.bw->tx_bw, c.classes, settings, floor_bps, held);
+      r.retest_alpha = settings.alpha;
       r.retest_alpha_runs = c.o.retested_runs();
     }
   } else {

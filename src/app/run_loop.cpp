@@ -81,8 +81,7 @@ bool run_patterns(const context& c, const setup& s, Engine& eng, bool& stopped) 
         clean = run_one(c, eng, sched, size, k, index, stopped) && clean;
         ++index;
         if constexpr (std::is_same_v<Engine, engine::stream>) {
-          if (c.o.retest && !stopped && k == 0 &&
-              (pattern == pattern_kind::mesh || pattern == pattern_kind::shift || pattern == pattern_kind::spread)) {
+          if (c.o.retest && !stopped && k == 0 && goes_to_retest(pattern)) {
             const auto t0 = progress::clock::now();
             clean = retest_slow_pairs(c, eng, size, index, stopped) && clean;
             shown.aside(progress::clock::now() - t0);

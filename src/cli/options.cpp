@@ -66,9 +66,7 @@ bool options::pairwise() const {
 }
 
 std::uint32_t options::retested_runs() const {
-  const auto retested = std::count_if(patterns.begin(), patterns.end(), [](pattern_kind p) {
-    return p == pattern_kind::mesh || p == pattern_kind::shift || p == pattern_kind::spread;
-  });
+  const auto retested = std::count_if(patterns.begin(), patterns.end(), goes_to_retest);
   return static_cast<std::uint32_t>(std::max<std::size_t>(static_cast<std::size_t>(retested) * sizes.size(), 1));
 }
 

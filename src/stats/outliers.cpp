@@ -774,7 +774,7 @@ std::vector<outlier> cover(const evidence& ev, std::vector<candidate> cands, out
     std::map<std::size_t, verdict> tested;  // against the step's reference
     mask busy(ev.n, 0);                     // the ranks its choices touched
     std::size_t took = 0;
-    for (chosen = 0;; ++chosen) {
+    for (chosen = 0;;) {
       const auto c = best_free(rk, order, gone, busy, tested,
                                [&](std::size_t ci) { return evaluate(cands[ci], covered, explained); });
       if (c.v == nullptr) break;
@@ -792,10 +792,8 @@ std::vector<outlier> cover(const evidence& ev, std::vector<candidate> cands, out
       took += name_choice(ev, cands[c.best], *c.v, basis, covered, explained, busy, found);
       gone[c.best] = 1;
       for (const auto r : cands[c.best].members) busy[r] = 1;
-      if (budget == 0) {
-        ++chosen;
-        break;
-      }
+      ++chosen;
+      if (budget == 0) break;
     }
   }
   return found;

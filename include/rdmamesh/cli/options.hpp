@@ -29,6 +29,11 @@ std::string_view to_string(rails_kind r);
 // in a thousand jobs, what a site draining on the verdict can afford
 inline constexpr double default_false_alarm_pct = 0.1;
 
+// True for the patterns whose runs --retest measures again (their slow pairs and parts alone).
+constexpr bool goes_to_retest(pattern_kind p) {
+  return p == pattern_kind::mesh || p == pattern_kind::shift || p == pattern_kind::spread;
+}
+
 // True when the receiver gets a completion per message, so it can count and verify.
 constexpr bool receiver_sees_messages(op_kind op) {
   return op == op_kind::write_imm || op == op_kind::send;
