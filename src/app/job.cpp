@@ -125,7 +125,8 @@ int run_job(const mpi::world& w, const options& o, setup& s) {
     std::_Exit(exit_system);
   });
 
-  const stats::pair_classes classes(s.n, s.node_of, s.uplinks, s.nics);
+  const auto cpu_group = fabric::cpu_groups(s.ranks);
+  const stats::pair_classes classes(s.n, s.node_of, s.uplinks, s.nics, cpu_group);
   const context c{w,
                   o,
                   s.n,

@@ -150,6 +150,31 @@ bool share_cpu(const rank_info& a, const rank_info& b) {
   return false;
 }
 
+std::vector<std::int32_t> cpu_groups(std::span<const rank_info> ranks) {
+  std::map<std::int32_t, std::vector<std::size_t>> by_node;
+  for (std::size_t r = 0; r < ranks.size(); ++r) by_node[ranks[r].node].push_back(r);
+  std::vector<std::size_t> root(ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r) root[r] = r;
+  const auto find = [&](std::size_t r) {
+    while (root[r] != r) r = root[r] = root[root[r]];
+    return r;
+  };
+  std::vector<std::uint8_t> shares(ranks.size(), 0);
+  for (const auto& [node, rs] : by_node) {
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+      for (std::size_t j = i + 1; j < rs.size(); ++j) {
+        if (!share_cpu(ranks[rs[i]], ranks[rs[j]])) continue;
+        root[find(rs[j])] = find(rs[i]);
+        shares[rs[i]] = shares[rs[j]] = 1;
+      }
+    }
+  }
+  std::vector<std::int32_t> out(ranks.size(), -1);
+  for (std::size_t r = 0; r < ranks.size(); ++r)
+    if (shares[r] != 0) out[r] = static_cast<std::int32_t>(find(r));
+  return out;
+}
+
 std::vector<std::string> sharing_warnings(const std::vector<rank_info>& ranks) {
   // node -> CPU list -> the sharing ranks pinned there
   std::map<std::int32_t, std::map<std::string, std::vector<std::size_t>>> sharing;

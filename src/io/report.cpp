@@ -294,6 +294,9 @@ std::string part_reading(const stats::lasting_effect& l, double slow_pct) {
   if (l.counted) return "counted";
   if (l.cleared) return fmt::format("cleared (above {:g} % alone)", slow_pct);
   if (l.pairs == 0) return "undecided (no pair of it measured alone beside controls)";
+  // its 95 % interval can lie below --slow while the test, at the job's far smaller level, is not beyond it
+  if (l.hi < std::log(slow_pct / 100))
+    return fmt::format("undecided (below {:g} % at 95 %, not at the job's false-alarm level)", slow_pct);
   return fmt::format("undecided (its interval spans {:g} %)", slow_pct);
 }
 

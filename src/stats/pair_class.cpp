@@ -5,8 +5,9 @@
 namespace rdmamesh::stats {
 
 pair_classes::pair_classes(std::uint32_t n, std::span<const std::int32_t> node_of,
-                           std::span<const switch_group> uplinks, std::span<const nic_group> nics)
-    : node_(node_of.begin(), node_of.end()), rail_(n, -1), over_(n) {
+                           std::span<const switch_group> uplinks, std::span<const nic_group> nics,
+                           std::span<const std::int32_t> cpu_group)
+    : node_(node_of.begin(), node_of.end()), rail_(n, -1), cpu_group_(cpu_group.begin(), cpu_group.end()), over_(n) {
   for (const auto& g : nics)
     for (const auto r : g.members)
       if (r < n) rail_[r] = g.rail;
@@ -53,6 +54,9 @@ int pair_classes::path(std::uint32_t a, std::uint32_t b) const {
   };
   mix(static_cast<std::uint32_t>((*this)(a, b)));
   each_crossed(a, b, [&](std::uint32_t i, bool up) { mix(2 * i + (up ? 1 : 0)); });
+  // mixed in only where shared, so that every other pair keeps its key
+  if (a < cpu_group_.size() && b < cpu_group_.size() && cpu_group_[a] >= 0 && cpu_group_[a] == cpu_group_[b])
+    mix(0x40000000U);
   return static_cast<int>(h & 0x7fffffffU);
 }
 

@@ -252,3 +252,44 @@ TEST_CASE("model retest: a part's pairs alone avoid partners the run also chose,
   }
   CHECK(found);
 }
+
+TEST_CASE("model retest: pairs whose ends share a CPU are read against pairs that share one too") {
+  // four ranks of one host on two cores, pinned as 0,2 on one and 1,3 on the other. Alone, a pair
+  // of one core runs at half a pair of two
+  const std::vector<std::int32_t> one_host(4, 0), cores{0, 1, 0, 1};
+  const stats::model_settings s{.alpha = 1e-3, .slow_pct = 60};
+  // the run reads rank `slow` at a tenth; alone it sends at `lasting` of the healthy
+  const auto judged = [&](std::span<const std::int32_t> cpu_group, std::uint32_t slow, double lasting) {
+    stats::run_matrices m;
+    m.tx_bw = stats::square<double>(4, NAN);
+    m.flags = stats::square<std::uint8_t>(4, 0);
+    for (std::uint32_t a = 0; a < 4; ++a)
+      for (std::uint32_t b = 0; b < 4; ++b)
+        if (a != b) m.tx_bw.at(a, b) = 1e9 * (a == slow ? 0.1 : 1) * (1 + 0.01 * (a + 3 * b));
+    const stats::pair_classes classes(4, one_host, {}, {}, cpu_group);
+    const auto plan = stats::plan_model_retest(m, one_host, {}, classes, s);
+    std::mt19937_64 g(61);
+    std::normal_distribution<double> e(0, 0.1);
+    auto alone = stats::square<double>(4, NAN);
+    for (const auto& [a, b] : plan.all())
+      alone.at(a, b) = 1e8 * (a == slow ? lasting : 1) * (cores[a] == cores[b] ? 0.5 : 1) * std::exp(e(g));
+    const auto parts = stats::judge_model_retest(plan, alone, classes, s, 1.0);
+    const auto it = std::ranges::find_if(parts, [&](const stats::lasting_effect& l) {
+      return l.part.kind == stats::outlier_kind::rank && l.part.rank == static_cast<std::int32_t>(slow) && l.part.sends;
+    });
+    REQUIRE(it != parts.end());  // the run read it slow: retested
+    return *it;
+  };
+  // rank 2 at a fifth alone: each of its pairs against its like, counted at its fifth
+  const auto slow = judged(cores, 2, 0.2);
+  CHECK(std::exp(slow.effect) == doctest::Approx(0.2).epsilon(0.2));
+  CHECK(slow.counted);
+  // rank 2 slow in the run only, at full speed alone: cleared, at full speed
+  const auto fine = judged(cores, 2, 1);
+  CHECK(fine.cleared);
+  CHECK(std::fabs(fine.effect) < 0.15);
+  // the sharing unknown (an empty list): the core's halving is read as noise, and the same
+  // rank's interval is far wider
+  const auto unknown = judged({}, 2, 0.2);
+  CHECK(unknown.hi - unknown.lo > 2 * (slow.hi - slow.lo));
+}

@@ -214,6 +214,14 @@ TEST_CASE("ranks pinned to common CPUs of one node share; other nodes and unpinn
   const auto warnings = fabric::sharing_warnings({a, b, c, d});
   REQUIRE(warnings.size() == 1);  // once per host
   CHECK(warnings[0].find("ranks 0,1 on CPUs " + fabric::cpu_list(p0.cpus)) != std::string::npos);
+  // the retest's pair classes: a and b one group, everyone else none
+  const std::vector<fabric::rank_info> job{a, c, d, b, e};
+  const auto groups = fabric::cpu_groups(job);
+  CHECK(groups[0] >= 0);
+  CHECK(groups[3] == groups[0]);
+  CHECK(groups[1] == -1);
+  CHECK(groups[2] == -1);
+  CHECK(groups[4] == -1);
 }
 
 TEST_CASE("this machine: placement picks a core the process may run on") {

@@ -420,3 +420,30 @@ TEST_CASE("a pair still slow alone is said to be its link only where the run nam
   REQUIRE(v.causes.size() == 1);
   CHECK((v.causes[0].kind == stats::outlier_kind::link && v.causes[0].rank == 2 && v.causes[0].peer == 0));
 }
+
+TEST_CASE("a retested part's line says why it is undecided: its interval spans --slow, or only the level held it") {
+  io::run_record rec = bw_record(3, pattern_kind::mesh);
+  rec.retest_of = 0;
+  const auto part = [](std::int32_t rank, double effect, double lo, double hi, double p) {
+    stats::lasting_effect l;
+    l.part.kind = stats::outlier_kind::rank;
+    l.part.rank = rank;
+    l.part.members = {static_cast<std::uint32_t>(rank)};
+    l.effect = std::log(effect);
+    l.lo = std::log(lo);
+    l.hi = std::log(hi);
+    l.pairs = 2;
+    l.controls = 4;
+    l.p_slow = p;
+    return l;
+  };
+  rec.retest_parts = {part(0, 0.19, 0.08, 0.45, 0.0077), part(1, 0.7, 0.4, 1.2, 0.3)};
+  rec.retest_parts[0].counted = false;
+  const auto lines = io::retest_part_lines(rec, three_ranks(), 60);
+  REQUIRE(lines.size() == 2);
+  // the 95 % interval below 60 %, p not below the level's share: the words say so, not "spans"
+  CHECK(has(lines[0],
+            "alone at 19 % of the controls (8–45 %; 2 pair(s), 4 control(s)), p 0.0077 were it at 60 %: "
+            "undecided (below 60 % at 95 %, not at the job's false-alarm level)"));
+  CHECK(has(lines[1], "undecided (its interval spans 60 %)"));
+}

@@ -101,8 +101,9 @@ mesh() {
 }
 
 # not_counted NAME CONSOLE [SKIP_ERE]: every part a run named (a `# slow:` line not matching
-# SKIP_ERE) is one the job's verdict lists as seen, not counted: a run names a healthy part as
-# often as its '# false alarms:' line says, the verdict counts what more evidence confirms.
+# SKIP_ERE) is one the job's verdict lists as seen and not acted on (not counted, or cleared or
+# undecided by a retest): a run names a healthy part as often as its '# false alarms:' line says,
+# the verdict counts what more evidence confirms.
 # The log says what each run named beside its stated level; false after a FAIL for each one not listed.
 not_counted() {
   local name=$1 console=$2 skip=${3:-} line subject ok=0
@@ -110,7 +111,7 @@ not_counted() {
     [ -n "$skip" ] && grep -qE "$skip" <<<"$line" && continue
     subject=${line#\# slow: }
     subject=${subject%%: its *}
-    if grep -qF "#   seen, not counted: $subject: " "$console"; then
+    if grep '^#   seen, ' "$console" | grep -qF ": $subject: "; then
       echo "   $name: one run named $subject, the verdict did not count it ($(grep -A3 -F "$line" "$console" | grep -m1 '^# false alarms: ' | cut -c3-95))"
     else
       fail "$name: $subject named, and the verdict does not list it as seen, not counted"

@@ -70,8 +70,11 @@ sick() {
   local dev=${dev:-roce2}
   root_tc qdisc add dev "$dev" root "${qdisc[@]}" || { fail "$name: tc qdisc add ${qdisc[*]}"; return; }
   # up to ${tries:-1} launches while it is missed (reads healthy); a wrong name or exit fails at once
+  # with retest=1 the job goes on to --retest, and its verdict counts what the pairs alone show
+  local more=()
+  [ "${retest:-0}" = 1 ] && more=(--retest)
   failed_on="2 3" job_upto "${tries:-1}" "$name" 5 -- "${three[@]}" "${free[@]}" -- -s "${size:-4K}" \
-    -Q 1 -D "${dur:-2}" --warmup 0.3 --bind none "$@"
+    -Q 1 -D "${dur:-2}" --warmup 0.3 --bind none "${more[@]}" "$@"
   local rc=$?
   root_tc -s qdisc show dev "$dev" | sed -n '1,2p' | sed 's/^/    tc: /'
   root_tc qdisc del dev "$dev" root
@@ -85,10 +88,14 @@ sick() {
   not_counted "$name" "$tmp/$name.txt" '^# slow: (node node2 \(|rank [23] \(node2,)'
   # the node, or for the mild tbf (one_rank=1) possibly one of its ranks: under stress-ng the
   # shaped port's half once went mostly to rank 3, and rank 2's sends alone read slow (62 %);
-  # the verdict and the drain list still name node2, which the checks below hold
+  # retested, one of its ranks where only that rank's pairs alone show it (a 3 % loss can spare
+  # the few pairs of the other one alone: 71 %, 43–116 %, undecided, beside rank 3's 11 %); the
+  # verdict and the drain list still name node2, which the checks below hold
   local who='node node2 \(ranks 2,3\)'
-  [ "${one_rank:-0}" = 1 ] && who="($who|rank [23] \\(node2, [a-z_0-9]+\\))"
-  grep -qE "^# slow: $who: its ${side:-sends} at [0-9.]+ %" "$tmp/$name.txt" || fail "$name: node2 is not named by its ${side:-sends}"
+  [ "${one_rank:-0}" = 1 ] || [ "${retest:-0}" = 1 ] && who="($who|rank [23] \\(node2, [a-z_0-9]+\\))"
+  # named by the run, or (retested) by the verdict from its pairs alone where the run missed it
+  grep -qE "^#( slow:|  ) $who: its ${side:-sends} at [0-9.–]+ %" "$tmp/$name.txt" ||
+    fail "$name: node2 is not named by its ${side:-sends}"
   later "$name: the verdict file names node2 to drain" "$here/check_verdict.py" "$tmp/$name.h5" \
     "$tmp/$name.verdict.json" --node node2
 }
@@ -126,8 +133,12 @@ tbf_judged=$?
 # 2 s named node2 in 3 of 3 at 8-13 % of the median, far from that noise. Three launches at most,
 # as for tbf-half: with both host cores busy beside the VM, every pair starved of CPU can be as
 # slow as node2's lossy ones (theirs at ~70 % of the median, inside a run's ±28 % or more), and
-# the run reads healthy, now and then twice in a row
-tries=3 sick loss netem loss 3% --
+# the run reads healthy, now and then twice in a row.
+# With --retest, as the health job: the loss's kernel work (netem, rxe's resends) runs on the
+# vCPUs every emulated node shares, so one run can read a healthy node slow beside node2 beyond
+# its noise, and a one-run verdict counts what its run names (at the run's stated level, a few
+# %). Alone, beside controls, that node is fine and node2 still slow: counted at the retest's 0.1 %.
+retest=1 tries=3 sick loss netem loss 3% --
 # the lost packets are in node2's own port counters: its requests retransmitted
 grep -qE "^# port: rxe_node2 port 1 of node2: .*completer_retry_err \+[0-9]+" "$tmp/loss.txt" ||
   fail "loss: node2's port counters show no retransmit"
@@ -141,7 +152,7 @@ later "loss: the verdict file's cause is a link one" "$here/check_verdict.py" "$
 # 16 KiB messages, four packets each at the fabric's MTU: with one packet a message node2's gaps
 # are about as many as a healthy port under the emulator counts by reordering alone, and the
 # cause can read as a rate one
-tries=2 dev=roce2p side="(sends|receives)" size=16K sick loss-in netem loss 3% --
+retest=1 tries=2 dev=roce2p side="(sends|receives)" size=16K sick loss-in netem loss 3% --
 grep -qE "^#     why: link: .* on rxe_node2 \(the other ports' median: " "$tmp/loss-in.txt" ||
   fail "loss-in: the counted cause is not a link one with node2's counters"
 later "loss-in: the verdict file's cause is a link one" "$here/check_verdict.py" "$tmp/loss-in.h5" \

@@ -81,6 +81,9 @@ std::vector<std::uint32_t> port_ids(std::span<const rank_info> ranks);
 
 // Whether two pinned ranks of one host may run on a common PU.
 bool share_cpu(const rank_info& a, const rank_info& b);
+// By rank, a group id shared by the pinned ranks of one host whose CPUs overlap (each with one
+// or more of the others, transitively); -1 for a rank that shares no CPU. Pure, as check_nics.
+std::vector<std::int32_t> cpu_groups(std::span<const rank_info> ranks);
 // Per host with CPU sharing, one line naming the ranks and what they share.
 std::vector<std::string> sharing_warnings(const std::vector<rank_info>& ranks);
 

@@ -17,19 +17,23 @@ struct nic_group;
 // node counts as across.
 class pair_classes {
  public:
+  // cpu_group: by rank, an id shared by the ranks pinned to overlapping CPUs of one host, -1
+  // for a rank that shares none (fabric::cpu_groups); empty where unknown (the simulator)
   pair_classes(std::uint32_t n, std::span<const std::int32_t> node_of, std::span<const switch_group> uplinks = {},
-               std::span<const nic_group> nics = {});
+               std::span<const nic_group> nics = {}, std::span<const std::int32_t> cpu_group = {});
   int operator()(std::uint32_t a, std::uint32_t b) const;
   // Finer: which uplinks the pair crosses and which way (up out of a's subtree, or down into
   // b's), beside the class. Pairs of one path meet the same switches' ports the same way: the
   // model's retest compares a part's pairs alone only with controls of their path, so that a
-  // node under a slow uplink is not read slow against pairs that do not cross it.
+  // node under a slow uplink is not read slow against pairs that do not cross it. And whether
+  // its two ends share a CPU: alone, such a pair runs both ends on one core's time, where a
+  // pair of other cores has two, so it is compared only with pairs that share one too.
   int path(std::uint32_t a, std::uint32_t b) const;
   static constexpr int rails_key = 16;  // above any count of uplinks
   static bool across(int cls) { return cls % rails_key != 0; }
 
  private:
-  std::vector<std::int32_t> node_, rail_;
+  std::vector<std::int32_t> node_, rail_, cpu_group_;
   std::vector<std::vector<std::uint32_t>> over_;  // by rank, the uplinks over it (ascending), one per tier
   template <class Crossed>
   void each_crossed(std::uint32_t a, std::uint32_t b, Crossed crossed) const;
