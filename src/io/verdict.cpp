@@ -137,7 +137,7 @@ std::string cause_sentence(const stats::folded_cause& c, const stats::job_verdic
                            std::span<const std::string> uplinks) {
   std::string s = fmt::format("{}: {} {}", subject(c, ranks, uplinks), figures(c, expect_bps), in_runs(c, v));
   if (c.basis == stats::outlier_basis::retest) {
-    s += fmt::format("; {} pair(s) still slow alone, {} fine", c.pairs, c.fine);
+    s += fmt::format("; {} of its {} pair(s) alone below --slow", c.pairs, c.pairs + c.fine);
   } else if (c.kind == stats::outlier_kind::node || c.kind == stats::outlier_kind::rank ||
              c.kind == stats::outlier_kind::uplink || c.kind == stats::outlier_kind::nic) {
     s += fmt::format("; {} slow pair(s), {} fine", c.pairs, c.fine);

@@ -309,6 +309,7 @@ struct part_fit {
   const std::vector<double>* shared = nullptr;
   std::vector<double> gone;  // |residual| in shared, ascending
   double dof = 0;
+  std::vector<double> own;  // its pairs alone against their controls' centres, log
 };
 
 // The classes of controls the part touches, again without those controls; what they replace
@@ -336,7 +337,7 @@ void refit_touched(const model_cause& part, const control_set& cs, part_fit& f, 
 part_fit fit_part(const model_cause& part, const pair_list& side, const control_set& cs, const square<double>& alone,
                   const pair_classes& classes, double floor_bps,
                   const std::set<std::pair<std::uint32_t, std::uint32_t>>& held) {
-  part_fit f{lasting_effect{part}, 0, {}, &cs.residuals, {}, cs.dof};
+  part_fit f{lasting_effect{part}, 0, {}, &cs.residuals, {}, cs.dof, {}};
   lasting_effect& out = f.l;
   const auto log_alone = [&](std::uint32_t a, std::uint32_t b) {
     const double v = alone.at(a, b);
@@ -380,6 +381,7 @@ part_fit fit_part(const model_cause& part, const pair_list& side, const control_
     out.controls += static_cast<std::size_t>(ctrl_size(cls));
   }
   out.pairs = d.size();
+  f.own = std::move(d);
   return f;
 }
 
@@ -399,6 +401,7 @@ double residual_scale(const part_fit& f) {
 // spread between them, which says nothing of this part's pairs.
 void test_part(part_fit& f, double slow) {
   lasting_effect& out = f.l;
+  out.below = static_cast<std::size_t>(std::ranges::count_if(f.own, [&](double x) { return x < slow; }));
   const bool none = f.residuals.empty() && f.shared->size() == f.gone.size();
   const double scale = none ? nan : residual_scale(f), dof = f.dof;
   if (std::isnan(out.effect) || !(dof >= 1) || std::isnan(scale)) {

@@ -211,7 +211,8 @@ void fill_held(folded_cause& c, const judged_run& run, const model_cause& part) 
 }
 
 // The parts that stand and that no run named: causes of their own, basis retest, with their
-// pairs alone as the pairs' own lines read them.
+// pairs alone read as the part's test reads them (below --slow % of their controls, or not): the
+// pairs' own lines judge links by other bounds, and a part's words must agree with its count.
 void add_counted_alone(cause_map& by, std::span<const retested_part> parts,
                        const std::set<const lasting_effect*>& named) {
   for (const auto& [l, run] : parts) {
@@ -235,12 +236,8 @@ void add_counted_alone(cause_map& by, std::span<const retested_part> parts,
     const double pct = 100 * std::exp(l->effect);
     (part.sends ? c.send_lo : c.recv_lo) = pct;
     (part.sends ? c.send_hi : c.recv_hi) = pct;
-    for (const auto& a : run->alone) {  // its pairs alone as the pairs' own lines read them
-      const auto end = part.sends ? a.src : a.dst;
-      if (!part.holds(end) || part.holds(part.sends ? a.dst : a.src)) continue;
-      c.pairs += a.still_slow ? 1 : 0;
-      c.fine += a.fine ? 1 : 0;
-    }
+    c.pairs = static_cast<std::uint32_t>(l->below);
+    c.fine = static_cast<std::uint32_t>(l->pairs - l->below);
     fill_alone(c, *l);
     const auto [it, fresh] = by.try_emplace(key_of(c), c);
     if (!fresh) {  // its other side, or another run's retest of it

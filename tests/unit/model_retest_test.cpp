@@ -284,10 +284,13 @@ TEST_CASE("model retest: pairs whose ends share a CPU are read against pairs tha
   const auto slow = judged(cores, 2, 0.2);
   CHECK(std::exp(slow.effect) == doctest::Approx(0.2).epsilon(0.2));
   CHECK(slow.counted);
+  CHECK(slow.pairs == 3);
+  CHECK(slow.below == 3);  // each of its pairs alone below --slow of its like
   // rank 2 slow in the run only, at full speed alone: cleared, at full speed
   const auto fine = judged(cores, 2, 1);
   CHECK(fine.cleared);
   CHECK(std::fabs(fine.effect) < 0.15);
+  CHECK(fine.below == 0);
   // the sharing unknown (an empty list): the core's halving is read as noise, and the same
   // rank's interval is far wider
   const auto unknown = judged({}, 2, 0.2);

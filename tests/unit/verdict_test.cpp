@@ -215,10 +215,14 @@ TEST_CASE("--retest: a named node counts only where its sends alone are counted,
 TEST_CASE("--retest: a part no run named counts alone (basis retest); a rank inside a counted node is its node's") {
   outlier_report clean;
   auto l = part(outlier_kind::rank, 2, 4, {4}, true, 30, true, false);
+  l.below = 6;  // of its 8 pairs alone, 6 below --slow of their controls
   auto v = fold(std::vector<judged_run>{retested(&clean, {l})}, three_nodes);
   REQUIRE(find(v, outlier_kind::rank) != nullptr);
   CHECK(find(v, outlier_kind::rank)->counted);
   CHECK(find(v, outlier_kind::rank)->basis == outlier_basis::retest);
+  // its pairs as its test read them, whatever the pairs' own lines (other bounds) said
+  CHECK(find(v, outlier_kind::rank)->pairs == 6);
+  CHECK(find(v, outlier_kind::rank)->fine == 2);
   CHECK(v.status == health::degraded);
   // named by the run as rank 2, but the model counted its node (rank 2 within it)
   outlier_report rank2;

@@ -56,6 +56,7 @@ struct lasting_effect {
   double effect = nan, lo = nan, hi = nan;  // alone against the controls, log; its 95 % interval
   double dof = 0;                           // of the interval and the tests
   std::size_t pairs = 0, controls = 0;      // behind it
+  std::size_t below = 0;                    // of its pairs, those alone below --slow % of their controls
   double p_slow = 1;                        // the chance, were it at --slow % alone, of reading this slow or slower
   bool counted = false;                     // Holm over the parts retested, at alpha
   bool cleared = false;                     // its interval above --slow

@@ -58,8 +58,9 @@ struct folded_cause {
   std::vector<std::string> labels;  // and their labels
   double send_lo = 0, send_hi = 0;  // its sends' % over those runs (NaN: never named by them)
   double recv_lo = 0, recv_hi = 0;
-  std::uint32_t pairs = 0;  // the most slow pairs it explained in one run
-  std::uint32_t fine = 0;   // ... and its fine pairs then
+  std::uint32_t pairs = 0;  // the most slow pairs it explained in one run (basis retest: of its
+                            // pairs alone, those below --slow % of their controls)
+  std::uint32_t fine = 0;   // ... and its fine pairs then (basis retest: the others alone)
   bool counted = false;     // acted on: see fold
   bool cleared = false;     // named by the runs, found fine alone by the retest
   bool narrowed = false;    // a node the retest narrowed to its NIC(s), an uplink to node(s) under it: slow
