@@ -89,7 +89,7 @@ annotation annotation_for(group_kind group, std::string_view n, int rank) {
       if (n == "run_pct") return {"percent of the healthy in the run (the model's effect)", {"part"}};
       if (n == "p_slow") return {"probability", {"part"}};
       if (n == "dof") return {"degrees of freedom", {"part"}};
-      if (n == "pairs" || n == "controls" || n == "held") return {"pairs", {"part"}};
+      if (n == "pairs" || n == "below" || n == "controls" || n == "held") return {"pairs", {"part"}};
       if (n == "sends" || n == "counted" || n == "cleared" || n == "within" || n == "narrowed" || n == "held_back")
         return {"flag", {"part"}};
       return {"index", {"part"}};

@@ -467,7 +467,7 @@ void results_file::write_retest_parts(hid_t retest_group, const run_record& run)
   h5::set_attr(g.get(), "false_alarm_runs", static_cast<std::int64_t>(run.retest_alpha_runs));
   const hsize_t dims[1] = {run.retest_parts.size()};
   std::vector<std::string> kind;
-  std::vector<std::int32_t> node, rank, rail, pairs, controls, held;
+  std::vector<std::int32_t> node, rank, rail, pairs, below, controls, held;
   std::vector<double> run_pct, alone, lo, hi, p, dof;
   std::vector<std::uint8_t> sends, counted, cleared, within, narrowed, held_back;
   const auto pct = [](double log_effect) { return 100 * std::exp(log_effect); };
@@ -484,6 +484,7 @@ void results_file::write_retest_parts(hid_t retest_group, const run_record& run)
     p.push_back(l.p_slow);
     dof.push_back(l.dof);
     pairs.push_back(static_cast<std::int32_t>(l.pairs));
+    below.push_back(static_cast<std::int32_t>(l.below));
     controls.push_back(static_cast<std::int32_t>(l.controls));
     held.push_back(static_cast<std::int32_t>(l.held));
     counted.push_back(l.counted ? 1 : 0);
@@ -504,6 +505,7 @@ void results_file::write_retest_parts(hid_t retest_group, const run_record& run)
   h5::write(g.get(), "p_slow", dims, std::span<const double>(p));
   h5::write(g.get(), "dof", dims, std::span<const double>(dof));
   h5::write(g.get(), "pairs", dims, std::span<const std::int32_t>(pairs));
+  h5::write(g.get(), "below", dims, std::span<const std::int32_t>(below));
   h5::write(g.get(), "controls", dims, std::span<const std::int32_t>(controls));
   h5::write(g.get(), "held", dims, std::span<const std::int32_t>(held));
   h5::write(g.get(), "counted", dims, std::span<const std::uint8_t>(counted));

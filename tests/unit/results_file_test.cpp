@@ -164,6 +164,43 @@ TEST_CASE("a written run reads back with the documented schema") {
   H5Fclose(file);
 }
 
+TEST_CASE("a retest's parts read back with their pairs alone below --slow, as the verdict words them") {
+  temp_dir tmp;
+  const std::string path = (tmp.path / "retest.h5").string();
+  const std::uint32_t n = 3;
+  {
+    io::results_file f(path, false, n, "rdmamesh --retest -o retest.h5");
+    options o;
+    io::run_record run = sample(n);
+    io::run_record retest = sample(n);
+    retest.index = 1;
+    retest.retest_of = 0;
+    stats::lasting_effect l{stats::model_cause{stats::outlier_kind::rank, 0, 2, -1, true, std::log(0.2), 1e-4, {2}}};
+    l.effect = std::log(0.2);
+    l.lo = std::log(0.15);
+    l.hi = std::log(0.27);
+    l.pairs = 3;
+    l.below = 2;
+    l.controls = 6;
+    l.counted = true;
+    retest.retest_parts = {l};
+    f.write_run(o, run);
+    f.write_run(o, retest);
+    f.finish(true, "ok");
+  }
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(file >= 0);
+  hid_t parts = H5Gopen2(file, "runs/0001/retest/parts", H5P_DEFAULT);
+  REQUIRE(parts >= 0);
+  std::vector<hsize_t> dims;
+  CHECK(read_dataset<std::int32_t>(parts, "pairs", H5T_NATIVE_INT32, &dims) == std::vector<std::int32_t>{3});
+  CHECK(read_dataset<std::int32_t>(parts, "below", H5T_NATIVE_INT32, &dims) == std::vector<std::int32_t>{2});
+  CHECK(read_dataset<double>(parts, "alone_pct", H5T_NATIVE_DOUBLE, &dims)[0] == doctest::Approx(20));
+  CHECK(read_dataset<std::uint8_t>(parts, "counted", H5T_NATIVE_UINT8, &dims) == std::vector<std::uint8_t>{1});
+  H5Gclose(parts);
+  H5Fclose(file);
+}
+
 TEST_CASE("an existing output file is refused without --force and kept intact") {
   temp_dir tmp;
   const std::string path = (tmp.path / "old.h5").string();
