@@ -438,7 +438,6 @@ TEST_CASE("a retested part's line says why it is undecided: its interval spans -
     return l;
   };
   rec.retest_parts = {part(0, 0.19, 0.08, 0.45, 0.0077), part(1, 0.7, 0.4, 1.2, 0.3)};
-  rec.retest_parts[0].counted = false;
   const auto lines = io::retest_part_lines(rec, three_ranks(), 60);
   REQUIRE(lines.size() == 2);
   // the 95 % interval below 60 %, p not below the level's share: the words say so, not "spans"

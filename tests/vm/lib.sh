@@ -114,7 +114,7 @@ not_counted() {
     if grep '^#   seen, ' "$console" | grep -qF ": $subject: "; then
       echo "   $name: one run named $subject, the verdict did not count it ($(grep -A3 -F "$line" "$console" | grep -m1 '^# false alarms: ' | cut -c3-95))"
     else
-      fail "$name: $subject named, and the verdict does not list it as seen, not counted"
+      fail "$name: $subject named, and the verdict does not list it as seen (not counted, cleared or undecided)"
       ok=1
     fi
   done < <(grep '^# slow: ' "$console")

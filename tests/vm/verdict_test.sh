@@ -88,9 +88,9 @@ sick() {
   not_counted "$name" "$tmp/$name.txt" '^# slow: (node node2 \(|rank [23] \(node2,)'
   # the node, or for the mild tbf (one_rank=1) possibly one of its ranks: under stress-ng the
   # shaped port's half once went mostly to rank 3, and rank 2's sends alone read slow (62 %);
-  # retested, one of its ranks where only that rank's pairs alone show it (a 3 % loss can spare
-  # the few pairs of the other one alone: 71 %, 43–116 %, undecided, beside rank 3's 11 %); the
-  # verdict and the drain list still name node2, which the checks below hold
+  # retested, one of its ranks where only that rank's pairs alone show it (a lossy port can
+  # spare the few pairs of one rank alone, which then read undecided); the verdict and the drain
+  # list still name node2, which the checks below hold
   local who='node node2 \(ranks 2,3\)'
   [ "${one_rank:-0}" = 1 ] || [ "${retest:-0}" = 1 ] && who="($who|rank [23] \\(node2, [a-z_0-9]+\\))"
   # named by the run, or (retested) by the verdict from its pairs alone where the run missed it
