@@ -16,10 +16,16 @@ MAX_HEATMAPS = 16
 
 
 def retest_word(t, i):
-    """A retested pair's verdict; a pair still slow within its controls' whole spread is no link's proof."""
+    """A retested pair's verdict: its link's only where the job's test counted it."""
     if not t["still_slow"][i]:
         # files before the fine column: every pair not still slow read fine
         return "fine alone" if "fine" not in t or t["fine"][i] else "undecided alone"
+    if "counted" in t:  # the verdict model's reading (files before it: the bounds' columns)
+        if t["counted"][i]:
+            return "still slow alone (its link or NIC)"
+        if t["named_link"][i]:
+            return "still slow alone, not at the job's false-alarm level"
+        return "still slow alone (the run named no link here: its part's retest decides)"
     if "beyond_spread" in t and not t["beyond_spread"][i]:
         return f"still slow alone (as a lone link below {float(t['link_bound_pct'][i]):.0f} %)"
     if "named_link" in t and not t["named_link"][i]:

@@ -1,4 +1,4 @@
-"""Reads an rdmamesh results file (schema rdmamesh/1 or /2) into plain Python and numpy objects."""
+"""Reads an rdmamesh results file (schema rdmamesh/1, /2 or /3) into plain Python and numpy objects."""
 import json
 import re
 from dataclasses import dataclass, field

@@ -90,17 +90,19 @@ void gather_bandwidth(const context& c, const engine::core& base, rank_run& acc,
     r.retest_of = retest.index;
     const auto alone_host =
         stats::pair_host_figures(r.bw->round, host_rounds, static_cast<std::uint32_t>(acc.host_rounds.size()));
-    r.retest = stats::judge_retest(*retest.plan, *retest.before, r.bw->tx_bw, c.o.slow_pct, c.classes, &alone_host);
+    // a pair that moved nothing alone reads half a message over its round
+    const double floor_bps = 0.5 * static_cast<double>(r.size) / std::max(retest.seconds, 1e-3);
+    r.retest =
+        stats::judge_retest(*retest.plan, *retest.before, r.bw->tx_bw, c.o.slow_pct, c.classes, floor_bps, &alone_host);
     r.retest_controls = retest.plan->controls.size();
     r.retest_controls_pct = stats::control_pcts(*retest.plan, r.bw->tx_bw, c.classes);
     if (retest.model) {  // the model's parts, their pairs alone that their host held back left out
       stats::pair_list held;
       for (const auto& v : r.retest)
         if (v.starved) held.emplace_back(v.src, v.dst);
-      // a pair that moved nothing alone reads half a message over its round
-      const double floor_bps = 0.5 * static_cast<double>(r.size) / std::max(retest.seconds, 1e-3);
       const auto settings = model_settings_of(c.o);
-      r.retest_parts = stats::judge_model_retest(*retest.model, r.bw->tx_bw, c.classes, settings, floor_bps, held);
+      r.retest_parts =
+          stats::judge_model_retest(*retest.model, r.bw->tx_bw, c.classes, settings, floor_bps, held, r.retest);
       r.retest_alpha = settings.alpha;
       r.retest_alpha_runs = c.o.retested_runs();
     }
@@ -194,7 +196,7 @@ void publish(const context& c, io::run_record r) {
   if (const auto line = io::false_alarm_line(r.false_alarms); !line.empty()) print(line + "\n");
   if (const auto line = io::host_line(r); !line.empty()) print(line + "\n");
   for (const auto& line : io::port_lines(r, c.ranks)) print(line + "\n");
-  for (const auto& line : io::retest_lines(r, c.ranks)) print(line + "\n");
+  for (const auto& line : io::retest_lines(r, c.ranks, c.o.slow_pct)) print(line + "\n");
   for (const auto& line : io::retest_part_lines(r, c.ranks, c.o.slow_pct)) print(line + "\n");
   print(io::format_scaling(r, c.node_of, c.nodes));
   c.book.add(std::move(r));

@@ -60,12 +60,12 @@ annotation annotation_for(group_kind group, std::string_view n, int rank) {
     case group_kind::retest:
       if (n == "text") return {"text", {"pair"}};
       if (n == "before_bw" || n == "alone_bw") return {"bytes/s", {"pair"}};
-      if (n == "pct") return {"percent of its class's control pairs' median alone", {"pair"}};
-      if (n == "bound_pct" || n == "link_bound_pct" || n == "fine_bound_pct")
-        return {"percent of its class's control pairs' median alone", {"pair"}};
-      if (n == "class_controls") return {"pairs", {"pair"}};
+      if (n == "pct" || n == "lo_pct" || n == "hi_pct")
+        return {"percent of its path's control pairs alone (their centre)", {"pair"}};
+      if (n == "p_slow") return {"probability", {"pair"}};
+      if (n == "path_controls") return {"pairs", {"pair"}};
       if (n == "controls_pct") return {"percent of its class's other control pairs' median alone", {"control"}};
-      if (n == "still_slow" || n == "beyond_spread" || n == "fine" || n == "starved" || n == "named_link")
+      if (n == "still_slow" || n == "fine" || n == "counted" || n == "starved" || n == "named_link")
         return {"flag", {"pair"}};
       if (n == "cpu_share" || n == "controls_cpu_share") return {"share of a CPU", {"pair"}};
       if (n == "idle_share") return {"share of the engine's passes", {"pair"}};

@@ -319,38 +319,36 @@ std::vector<std::string> retest_part_lines(const run_record& r, std::span<const 
   return lines;
 }
 
-std::vector<std::string> retest_lines(const run_record& r, std::span<const fabric::rank_info> ranks) {
+std::vector<std::string> retest_lines(const run_record& r, std::span<const fabric::rank_info> ranks, double slow_pct) {
   std::vector<std::string> lines;
   auto who = [&](std::uint32_t rank) { return rank_name(rank, ranks); };
   for (const auto& v : r.retest) {
-    // the link's own bound where the controls spread beyond the side's hold on it
-    const std::string link = v.link_bound_pct < v.bound_pct - 0.5
-                                 ? fmt::format("; as a lone link below {:.0f} %", v.link_bound_pct)
-                                 : std::string();
     const std::string before = std::isnan(v.before) ? std::string("a fresh partner, not met in the run")
                                                     : fmt::format("{:.3f} in the run", to_gbps(v.before));
-    // where the controls agree more closely than the slow bound assumes: fine only above theirs
-    const std::string fine =
-        v.fine_bound_pct > v.bound_pct + 0.5 ? fmt::format(", fine from {:.0f} %", v.fine_bound_pct) : std::string();
+    const std::string figures =
+        std::isnan(v.pct)
+            ? fmt::format("alone ({:.3f} Gb/s, {}), no control of its path measured", to_gbps(v.alone), before)
+            : fmt::format(
+                  "alone at {:.0f} % of its controls ({:.0f}–{:.0f} %; {} control(s); {:.3f} Gb/s, {}), "
+                  "p {:.2g} were it at {:g} %",
+                  v.pct, v.lo_pct, v.hi_pct, v.controls, to_gbps(v.alone), before, v.p_slow, slow_pct);
+    // a cause is what a run named and the job's test counted: a pair the run read slow only as
+    // part of something else (a rank's, a node's sends) names no link, whatever it reads alone
     const std::string reading =
-        v.still_slow && v.beyond_spread && v.named ? "still slow alone (its link or NIC)"
-        // a cause is what a run named: a pair the run read slow only as part of something else
-        // (a rank's, a node's sends) names no link here, whatever its reading alone
-        : v.still_slow && v.beyond_spread
-            ? "still slow alone, beyond its controls' spread (the run named no link here: no cause of its own)"
-        // one pair this close to its controls' spread names no link: its part's retest decides
-        : v.still_slow ? "still slow alone (within its controls' spread: no link's evidence; its part's retest decides)"
-        : v.fine       ? "fine alone (contention)"
-        : v.starved    ? fmt::format(
-                             "undecided alone (its ranks had {:.0f} % of a CPU, its controls' {:.0f} %: its host held it "
-                                "back, not its link: nothing decided on it)",
-                             100 * v.cpu_share, 100 * v.controls_cpu_share)
-                    : "undecided alone (beyond its controls' spread, above the slow bound: nothing decided on it)";
-    lines.push_back(fmt::format(
-        "# retest of run {}: {} -> {} alone at {:.0f} % of {} control pair(s) ({:.3f} Gb/s, {}; slow below {:.0f} "
-        "%{}{}): {}",
-        r.retest_of, who(v.src), who(v.dst), v.pct, v.controls, to_gbps(v.alone), before, v.bound_pct, link, fine,
-        reading));
+        v.counted   ? std::string("still slow alone (its link or NIC)")
+        : v.starved ? fmt::format(
+                          "undecided alone (its ranks had {:.0f} % of a CPU, its controls' {:.0f} %: its host held it "
+                          "back, not its link: nothing decided on it)",
+                          100 * v.cpu_share, 100 * v.controls_cpu_share)
+        : v.still_slow && v.named
+            ? std::string("still slow alone, not at the job's false-alarm level: nothing counted on it")
+        : v.still_slow ? std::string("still slow alone (the run named no link here: its part's retest decides)")
+        : v.fine       ? std::string("fine alone (contention)")
+        : std::isnan(v.pct)
+            ? std::string("undecided alone (nothing to read it against: nothing decided on it)")
+            : fmt::format("undecided alone (its interval spans {:g} %: nothing decided on it)", slow_pct);
+    lines.push_back(
+        fmt::format("# retest of run {}: {} -> {} {}: {}", r.retest_of, who(v.src), who(v.dst), figures, reading));
   }
   return lines;
 }

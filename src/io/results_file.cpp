@@ -414,19 +414,18 @@ void results_file::write_retest(hid_t run_group, const options& o, const run_rec
   h5::set_attr(g.get(), "controls", static_cast<std::int64_t>(run.retest_controls));
   const hsize_t dims[1] = {run.retest.size()};
   std::vector<std::int32_t> src, dst;
-  std::vector<double> before, alone, pct, bound, link_bound, fine_bound, cpu, controls_cpu, idle;
+  std::vector<double> before, alone, pct, lo, hi, p_slow, cpu, controls_cpu, idle;
   std::vector<std::int32_t> controls;
-  std::vector<std::uint8_t> still, beyond, fine, starved, named;
+  std::vector<std::uint8_t> still, fine, starved, named, counted;
   for (const auto& v : run.retest) {
     src.push_back(static_cast<std::int32_t>(v.src));
     dst.push_back(static_cast<std::int32_t>(v.dst));
     before.push_back(v.before);
     alone.push_back(v.alone);
     pct.push_back(v.pct);
-    bound.push_back(v.bound_pct);
-    link_bound.push_back(v.link_bound_pct);
-    fine_bound.push_back(v.fine_bound_pct);
-    beyond.push_back(v.beyond_spread ? 1 : 0);
+    lo.push_back(v.lo_pct);
+    hi.push_back(v.hi_pct);
+    p_slow.push_back(v.p_slow);
     fine.push_back(v.fine ? 1 : 0);
     controls.push_back(static_cast<std::int32_t>(v.controls));
     still.push_back(v.still_slow ? 1 : 0);
@@ -435,25 +434,26 @@ void results_file::write_retest(hid_t run_group, const options& o, const run_rec
     idle.push_back(v.idle_share);
     starved.push_back(v.starved ? 1 : 0);
     named.push_back(v.named ? 1 : 0);
+    counted.push_back(v.counted ? 1 : 0);
   }
   h5::write(g.get(), "src", dims, std::span<const std::int32_t>(src));
   h5::write(g.get(), "dst", dims, std::span<const std::int32_t>(dst));
   h5::write(g.get(), "before_bw", dims, std::span<const double>(before));
   h5::write(g.get(), "alone_bw", dims, std::span<const double>(alone));
   h5::write(g.get(), "pct", dims, std::span<const double>(pct));
-  h5::write(g.get(), "bound_pct", dims, std::span<const double>(bound));
-  h5::write(g.get(), "class_controls", dims, std::span<const std::int32_t>(controls));
-  h5::write(g.get(), "link_bound_pct", dims, std::span<const double>(link_bound));
+  h5::write(g.get(), "lo_pct", dims, std::span<const double>(lo));
+  h5::write(g.get(), "hi_pct", dims, std::span<const double>(hi));
+  h5::write(g.get(), "p_slow", dims, std::span<const double>(p_slow));
+  h5::write(g.get(), "path_controls", dims, std::span<const std::int32_t>(controls));
   h5::write(g.get(), "still_slow", dims, std::span<const std::uint8_t>(still));
-  h5::write(g.get(), "beyond_spread", dims, std::span<const std::uint8_t>(beyond));
-  h5::write(g.get(), "fine_bound_pct", dims, std::span<const double>(fine_bound));
   h5::write(g.get(), "fine", dims, std::span<const std::uint8_t>(fine));
+  h5::write(g.get(), "counted", dims, std::span<const std::uint8_t>(counted));
   h5::write(g.get(), "cpu_share", dims, std::span<const double>(cpu));
   h5::write(g.get(), "controls_cpu_share", dims, std::span<const double>(controls_cpu));
   h5::write(g.get(), "idle_share", dims, std::span<const double>(idle));
   h5::write(g.get(), "starved", dims, std::span<const std::uint8_t>(starved));
   h5::write(g.get(), "named_link", dims, std::span<const std::uint8_t>(named));
-  // what the verdict ranks a side's pairs alone against (control_pcts)
+  // what healthy pairs read alone in this retest (control_pcts)
   const hsize_t control_dims[1] = {run.retest_controls_pct.size()};
   h5::write(g.get(), "controls_pct", control_dims, std::span<const double>(run.retest_controls_pct));
   annotate_group(g.get(), group_kind::retest);

@@ -120,9 +120,10 @@ judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std
       all.insert(all.end(), plan.pairs.controls.begin(), plan.pairs.controls.end());
       j.alone = all.size();
       const auto alone = retest->alone(all);
-      run.alone = stats::judge_retest(plan.pairs, m.tx_bw, alone, slow_pct, classes);
       // a pair that moved nothing alone reads half a message over the simulated second
-      run.parts = stats::judge_model_retest(plan.model, alone, classes, ms, static_cast<double>(size) / 2);
+      const double floor_bps = static_cast<double>(size) / 2;
+      run.alone = stats::judge_retest(plan.pairs, m.tx_bw, alone, slow_pct, classes, floor_bps);
+      run.parts = stats::judge_model_retest(plan.model, alone, classes, ms, floor_bps, {}, run.alone);
       run.retested = true;
       run.alpha = ms.alpha;
     }

@@ -275,11 +275,11 @@ void centre_classes(const std::map<int, std::vector<double>>& ys, std::map<int, 
   }
 }
 
-control_set read_controls(const model_retest_plan& plan, const square<double>& alone, const pair_classes& classes,
+control_set read_controls(const pair_list& controls, const square<double>& alone, const pair_classes& classes,
                           double floor_bps) {
   control_set cs;
   cs.of_rank.resize(alone.n);
-  for (const auto& [a, b] : plan.controls) {
+  for (const auto& [a, b] : controls) {
     const double v = alone.at(a, b);
     if (std::isnan(v)) continue;
     cs.of_rank[a].push_back(cs.all.size());
@@ -336,12 +336,13 @@ void refit_touched(const model_cause& part, const control_set& cs, part_fit& f, 
 
 part_fit fit_part(const model_cause& part, const pair_list& side, const control_set& cs, const square<double>& alone,
                   const pair_classes& classes, double floor_bps,
-                  const std::set<std::pair<std::uint32_t, std::uint32_t>>& held) {
+                  const std::set<std::pair<std::uint32_t, std::uint32_t>>& held, bool missing_moved_nothing = false) {
   part_fit f{lasting_effect{part}, 0, {}, &cs.residuals, {}, cs.dof, {}};
   lasting_effect& out = f.l;
   const auto log_alone = [&](std::uint32_t a, std::uint32_t b) {
     const double v = alone.at(a, b);
-    return std::isnan(v) ? nan : std::log(std::max(v, floor_bps));
+    if (std::isnan(v)) return missing_moved_nothing ? std::log(floor_bps) : nan;
+    return std::log(std::max(v, floor_bps));
   };
   std::map<int, std::vector<double>> own_ys;  // the classes that lost controls it touches
   std::map<int, double> own_centre;
@@ -373,7 +374,8 @@ part_fit fit_part(const model_cause& part, const pair_list& side, const control_
   if (d.empty() || out.held_back) return f;  // nothing to compare with: undecided
   out.effect = huber_location(d);
   const double k = static_cast<double>(d.size());
-  for (double x : d) f.residuals.push_back(x - out.effect);
+  if (d.size() > 1)  // one pair is its own effect: no residual, no degree of freedom
+    for (double x : d) f.residuals.push_back(x - out.effect);
   f.dof += k - 1;
   f.var = 1 / k;
   for (const auto& [cls, count] : per_class) {
@@ -471,24 +473,31 @@ void settle(std::vector<lasting_effect>& judged, const model_retest_plan& plan, 
 
 std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, const square<double>& alone,
                                                const pair_classes& classes, const model_settings& s, double floor_bps,
-                                               std::span<const std::pair<std::uint32_t, std::uint32_t>> held) {
+                                               std::span<const std::pair<std::uint32_t, std::uint32_t>> held,
+                                               std::span<retest_verdict> links) {
   const double slow = std::log(s.slow_pct / 100);
   const std::set<std::pair<std::uint32_t, std::uint32_t>> held_set(held.begin(), held.end());
-  const control_set cs = read_controls(plan, alone, classes, floor_bps);
+  const control_set cs = read_controls(plan.controls, alone, classes, floor_bps);
   std::vector<lasting_effect> out;  // each part tested as it is fitted: a fit holds its controls' residuals
   for (std::size_t i = 0; i < plan.screened.size(); ++i) {
     auto f = fit_part(plan.parts[plan.screened[i]], plan.sides[i], cs, alone, classes, floor_bps, held_set);
     test_part(f, slow);
     out.push_back(std::move(f.l));
   }
-  // Holm over every part the run chose: the i-th smallest p against alpha / (m - i)
-  std::vector<std::size_t> order;
+  // Holm over every part and link the run chose: the i-th smallest p against alpha / (m - i)
+  struct tested {
+    double p;
+    bool* counted;
+  };
+  std::vector<tested> family;
   for (std::size_t i = 0; i < out.size(); ++i)
-    if (!plan.naming[i]) order.push_back(i);
-  std::ranges::stable_sort(order, {}, [&](std::size_t i) { return out[i].p_slow; });
-  for (std::size_t r = 0; r < order.size(); ++r) {
-    if (!(out[order[r]].p_slow < s.alpha / static_cast<double>(order.size() - r))) break;
-    out[order[r]].counted = true;
+    if (!plan.naming[i]) family.push_back({out[i].p_slow, &out[i].counted});
+  for (auto& v : links)
+    if (v.named && !v.starved) family.push_back({v.p_slow, &v.counted});
+  std::ranges::stable_sort(family, {}, &tested::p);
+  for (std::size_t r = 0; r < family.size(); ++r) {
+    if (!(family[r].p < s.alpha / static_cast<double>(family.size() - r))) break;
+    *family[r].counted = true;
   }
   // a part retested only to name inside a counted one counts at alpha alone: which part of a
   // counted whole is slow moves no drain (the whole's node is drained either way)
@@ -498,6 +507,25 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
         std::ranges::any_of(out, [&](const lasting_effect& o) { return o.counted && inside(out[i].part, o.part); });
   }
   settle(out, plan, slow, s.alpha);
+  return out;
+}
+
+std::vector<lasting_effect> judge_pairs_alone(const pair_list& pairs, const pair_list& controls,
+                                              const square<double>& alone, const pair_classes& classes, double slow_pct,
+                                              double floor_bps) {
+  const control_set cs = read_controls(controls, alone, classes, floor_bps);
+  std::vector<lasting_effect> out;
+  for (const auto& [a, b] : pairs) {
+    // a pair against every control of its path, those that share an end with it too: alone its
+    // ends are what a link's reading holds (its link or NIC), and a 4-rank job has no other controls
+    model_cause one;
+    one.kind = outlier_kind::link;
+    one.rank = static_cast<std::int32_t>(a);
+    // a pair that did not run alone did not recover: it reads as one that moved nothing
+    auto f = fit_part(one, {{a, b}}, cs, alone, classes, floor_bps, {}, true);
+    test_part(f, std::log(slow_pct / 100));
+    out.push_back(std::move(f.l));
+  }
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "rdmamesh/stats/retest.hpp"
 #include "rdmamesh/stats/median.hpp"
+#include "rdmamesh/stats/model_retest.hpp"
 #include "rdmamesh/stats/outliers.hpp"
 #include "rdmamesh/stats/why.hpp"
 
@@ -7,7 +8,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <numbers>
 #include <set>
 #include <span>
 #include <sstream>
@@ -21,26 +21,27 @@ namespace {
 struct entry {
   double v;  // its rate in the run (NaN: a pair the run did not measure)
   std::uint32_t a, b;
-  int cls;
+  int cls;   // its class: what the run's slow pairs are read against
+  int path;  // its path (pair_classes::path): what a pair alone is read against
 };
 
 bool slower(const entry& x, const entry& y) {
   return x.v < y.v;
 }
 
-// Up to `controls` pairs of `fine` for each class a slow pair is in, more where the slow pairs
-// span fewer than two classes (min_controls in all), where that class has healthy pairs (a pair
-// within a node or between rails runs at its own rate, so it is compared with its own kind); of
-// all `fine` where none does. From each pool: nearest its median, away from the ranks the slow
-// pairs share most (a slow NIC would make a control slow too).
+// Up to `controls` pairs of `fine` for each path a slow pair is on, more where the slow pairs
+// span fewer than two paths (min_controls in all), where that path has healthy pairs (a pair
+// within a node, between rails or between ranks that share a CPU runs at its own rate, so it is
+// read against its own kind); of all `fine` where none does. From each pool: nearest its
+// median, away from the ranks the slow pairs share most (a slow NIC would make a control slow too).
 void pick_controls(const std::vector<entry>& slow, const std::vector<entry>& fine, std::uint32_t n,
                    std::size_t controls, retest_plan& plan) {
   std::vector<std::uint32_t> involved(n, 0);  // slow pairs each rank is in
-  std::set<int> slow_classes;
+  std::set<int> slow_paths;
   for (const auto& e : slow) {
     ++involved[e.a];
     ++involved[e.b];
-    slow_classes.insert(e.cls);
+    slow_paths.insert(e.path);
   }
   const auto pick = [&](std::vector<entry> pool, std::size_t take) {
     std::vector<double> v;
@@ -58,15 +59,22 @@ void pick_controls(const std::vector<entry>& slow, const std::vector<entry>& fin
       plan.controls.emplace_back(pool[i].a, pool[i].b);
     }
   };
-  // the verdict ranks a side's pairs alone among all the controls alone (lower_rank_p): with
-  // fewer than eight, four pairs below them all are no evidence at the job's level
-  constexpr std::size_t min_controls = 8;
-  const std::size_t each = std::max(controls, (min_controls + slow_classes.size() - 1) / slow_classes.size());
-  for (int k : slow_classes) {
-    std::vector<entry> same;
-    for (const auto& e : fine)
-      if (e.cls == k) same.push_back(e);
-    pick(std::move(same), each);
+  // a pair alone is read against its path's controls, its noise from all of them: a test of one
+  // pair on a few degrees of freedom (a Student t of 2 puts 1 % beyond 7 scales) counts nothing at
+  // the job's level, so where its paths hold too few healthy pairs, other paths lend theirs
+  constexpr std::size_t min_controls = 12;
+  const std::size_t each = std::max(controls, (min_controls + slow_paths.size() - 1) / slow_paths.size());
+  std::map<int, std::vector<entry>> of_path;
+  for (const auto& e : fine) of_path[e.path].push_back(e);
+  for (int k : slow_paths) pick(of_path[k], each);
+  // the other paths', largest first; a path lends two at least (one control has no centre)
+  std::vector<std::pair<std::size_t, int>> others;
+  for (const auto& [k, pool] : of_path)
+    if (!slow_paths.contains(k) && pool.size() >= 2) others.emplace_back(pool.size(), k);
+  std::ranges::sort(others, std::greater<>{});
+  for (const auto& [size, k] : others) {
+    if (plan.controls.size() >= min_controls) break;
+    pick(of_path[k], std::max<std::size_t>(2, min_controls - plan.controls.size()));
   }
   if (plan.controls.empty()) pick(fine, std::max(controls, min_controls));
 }
@@ -84,7 +92,7 @@ retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& fl
   for (std::size_t i = 0; i < bw.slots(); ++i) {
     const auto a = bw.src(i), b = bw.dst(i);
     if (!was_measured(a, b)) continue;
-    measured.push_back({bw.v[i], a, b, class_of(a, b)});
+    measured.push_back({bw.v[i], a, b, class_of(a, b), class_of.path(a, b)});
     by_class[measured.back().cls].push_back(bw.v[i]);
   }
   // slow against its class's median, as the finder judges it: pairs of a slower class (within a
@@ -118,7 +126,7 @@ retest_plan plan_job_retest(const square<double>& bw, const square<std::uint8_t>
     const auto u = std::ranges::find(uplinks, o.node, &switch_group::sw);
     if (o.kind == outlier_kind::uplink && u != uplinks.end()) named_uplinks.push_back(*u);
   }
-  auto plan = plan_retest(bw, flags, round, class_of, slow_pct, std::size_t{2} * bw.n, 4, named_uplinks);
+  auto plan = plan_retest(bw, flags, round, class_of, slow_pct, std::size_t{2} * bw.n, 6, named_uplinks);
   const std::set<std::pair<std::uint32_t, std::uint32_t>> slow(plan.slow.begin(), plan.slow.end());
   for (const auto& o : found) {
     const std::pair<std::uint32_t, std::uint32_t> pair(static_cast<std::uint32_t>(o.rank),
@@ -128,104 +136,45 @@ retest_plan plan_job_retest(const square<double>& bw, const square<std::uint8_t>
   return plan;
 }
 
-namespace {
-
-// --slow %, or e^(-3s) where lower: s the robust spread (1.4826 x MAD) of the controls' log
-// rates, held to [least_s, most_s]
-double spread_bound_pct(const std::vector<double>& controls, double slow_pct, double least_s, double most_s) {
-  const double reference = median_of(controls);
-  if (!(reference > 0)) return slow_pct;
-  std::vector<double> dev;
-  for (double c : controls) dev.push_back(std::abs(std::log(c / reference)));
-  constexpr double mad_to_sd = 1.4826, k = 3;
-  const double s = std::max(least_s, std::min(mad_to_sd * median_of(dev), most_s));
-  return std::min(slow_pct, 100 * std::exp(-k * s));
-}
-
-}  // namespace
-
-double retest_bound_pct(const std::vector<double>& controls, double slow_pct) {
-  // held to half speed: one fast control must not stretch the spread so far that a sick node's
-  // pairs alone read fine (a side's several pairs outvote one control's noise); and at least
-  // 0.1: four controls that happen to agree would bring back the bare --slow bound that healthy
-  // pairs fall under
-  return spread_bound_pct(controls, slow_pct, 0.1, std::numbers::ln2 / 3);
-}
-
-double retest_fine_bound_pct(const std::vector<double>& controls, double slow_pct) {
-  return std::max(retest_bound_pct(controls, slow_pct),
-                  spread_bound_pct(controls, slow_pct, 0, std::numeric_limits<double>::infinity()));
-}
-
-double retest_link_bound_pct(const std::vector<double>& controls, double slow_pct) {
-  // one pair alone is one sample: below the controls' spread not held to half speed (a busy
-  // host's healthy link alone can read well under half of widely spread controls), or below
-  // half the slowest control, so that wide controls still confirm a link far beneath them all
-  const double reference = median_of(controls);
-  if (!(reference > 0)) return slow_pct;
-  const double spread = spread_bound_pct(controls, slow_pct, 0.1, std::numeric_limits<double>::infinity());
-  const double under_all = 50 * std::ranges::min(controls) / reference;
-  return std::min(retest_bound_pct(controls, slow_pct), std::max(spread, under_all));
-}
-
 std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<double>& before,
                                          const square<double>& alone, double slow_pct, const pair_classes& class_of,
-                                         const pair_host* host) {
-  struct controls_of {
-    std::vector<double> bw, cpu;
-    // what a slow pair is read against, once per class (a retest at thousands of ranks holds
-    // thousands of slow pairs and of controls)
-    double reference = 0, bound = 0, link_bound = 0, fine_bound = 0, cpu_share = 0;
-    void bounds(double slow_pct) {
-      reference = median_of(bw);
-      bound = retest_bound_pct(bw, slow_pct);
-      link_bound = retest_link_bound_pct(bw, slow_pct);
-      fine_bound = retest_fine_bound_pct(bw, slow_pct);
-      cpu_share = cpu.empty() ? std::numeric_limits<double>::quiet_NaN() : median_of(cpu);
-    }
-  };
-  std::map<int, controls_of> by_class;
-  controls_of all;
+                                         double floor_bps, const pair_host* host) {
+  const auto effects = judge_pairs_alone(plan.slow, plan.controls, alone, class_of, slow_pct, floor_bps);
+  // the controls' share of a CPU alone, by path (all of them where its path has none)
+  std::map<int, std::vector<double>> cpu_of;
+  std::vector<double> cpu_all;
   for (const auto& [a, b] : plan.controls) {
-    if (!(std::isfinite(alone.at(a, b)) && alone.at(a, b) > 0)) continue;
-    for (auto* into : {&by_class[class_of(a, b)], &all}) {
-      into->bw.push_back(alone.at(a, b));
-      if (host && std::isfinite(host->cpu.at(a, b))) into->cpu.push_back(host->cpu.at(a, b));
-    }
+    if (!host || !std::isfinite(host->cpu.at(a, b)) || !std::isfinite(alone.at(a, b))) continue;
+    cpu_of[class_of.path(a, b)].push_back(host->cpu.at(a, b));
+    cpu_all.push_back(host->cpu.at(a, b));
   }
-  all.bounds(slow_pct);
-  for (auto& [cls, ctl] : by_class) ctl.bounds(slow_pct);
   const std::set<std::pair<std::uint32_t, std::uint32_t>> links(plan.links.begin(), plan.links.end());
+  const double slow = std::log(slow_pct / 100);
   std::vector<retest_verdict> out;
-  for (const auto& [a, b] : plan.slow) {
-    // its own class's controls; all of them where its class measured fewer than two (one
-    // control is one sample, no median)
-    const auto it = by_class.find(class_of(a, b));
-    const controls_of& ctl = it != by_class.end() && it->second.bw.size() >= 2 ? it->second : all;
-    const double reference = ctl.reference;
+  for (std::size_t i = 0; i < plan.slow.size(); ++i) {
+    const auto [a, b] = plan.slow[i];
+    const lasting_effect& l = effects[i];
     retest_verdict v{.src = a,
                      .dst = b,
                      .before = before.at(a, b),
                      .alone = alone.at(a, b),
-                     .bound_pct = ctl.bound,
-                     .link_bound_pct = ctl.link_bound,
-                     .fine_bound_pct = ctl.fine_bound,
-                     .controls = ctl.bw.size(),
+                     .pct = 100 * std::exp(l.effect),
+                     .lo_pct = 100 * std::exp(l.lo),
+                     .hi_pct = 100 * std::exp(l.hi),
+                     .p_slow = l.p_slow,
+                     .controls = l.controls,
+                     .still_slow = l.hi < slow,
+                     .fine = l.cleared,
                      .named = links.contains({a, b})};
-    v.pct = reference > 0 ? 100 * v.alone / reference : std::numeric_limits<double>::quiet_NaN();
-    // unmeasured alone counts as slow: it did not recover; with no control alone to read it
-    // against, nothing is decided
-    const bool read = reference > 0;
-    v.still_slow = read && !(v.pct >= v.bound_pct);
-    v.beyond_spread = read && !(v.pct >= v.link_bound_pct);
-    v.fine = v.pct >= v.fine_bound_pct;
     if (host) {
       v.cpu_share = host->cpu.at(a, b);
       v.idle_share = host->idle.at(a, b);
-      v.controls_cpu_share = ctl.cpu_share;  // NaN where its class had no host figure
+      const auto it = cpu_of.find(class_of.path(a, b));
+      const auto& ctl = it != cpu_of.end() ? it->second : cpu_all;
+      if (!ctl.empty()) v.controls_cpu_share = median_of(ctl);
     }
     if (v.still_slow && v.idle_share < 0.5 && host_explains(v.cpu_share, v.controls_cpu_share, v.pct / 100)) {
-      v.still_slow = v.beyond_spread = false;
+      v.still_slow = false;
       v.starved = true;
     }
     out.push_back(v);

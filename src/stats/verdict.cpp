@@ -47,14 +47,13 @@ namespace {
 
 using pair_key = std::pair<std::int32_t, std::int32_t>;
 
-// The pairs a retest found still slow alone beyond its controls' whole spread: a link's evidence
-// (one pair is one draw of its two ends; alone, beside the controls, it is a measurement).
+// The links a retest counted: their pairs alone below --slow beyond chance at the job's level
+// (one pair in a run is one draw of its two ends; alone, beside the controls, it is a measurement).
 std::set<pair_key> lone_pairs(std::span<const judged_run> runs) {
   std::set<pair_key> out;
   for (const auto& run : runs)
     for (const auto& a : run.alone)
-      if (a.still_slow && a.beyond_spread)
-        out.insert({static_cast<std::int32_t>(a.src), static_cast<std::int32_t>(a.dst)});
+      if (a.counted) out.insert({static_cast<std::int32_t>(a.src), static_cast<std::int32_t>(a.dst)});
   return out;
 }
 
@@ -133,7 +132,7 @@ cause_map collect(std::span<const judged_run> runs, job_verdict& v) {
 // Which causes the runs named count, on the runs' evidence: most of the judged runs; a failed pair
 // needs no majority (a completion error is not noise). A suspect (one pair, or one rank named by
 // one run: its pairs share one CPU and one process, so they are one draw however many there are)
-// needs more: its pair still slow alone beyond the controls' whole spread, or most of two or more
+// needs more: its link counted alone by the retest (lone_pairs), or most of two or more
 // runs. A retested run's rank, NIC and node causes are the model's to decide (decide_by_model).
 void count_runs(cause_map& by, std::uint32_t runs_judged, const std::set<pair_key>& lone) {
   for (auto& [k, c] : by) {

@@ -384,35 +384,45 @@ TEST_CASE("the host line: who waited for a CPU while runnable, and how much; not
   CHECK(io::host_line(r).empty());
 }
 
-TEST_CASE("a pair still slow alone is said to be its link only where the run named that link (as the verdict counts)") {
+TEST_CASE("a pair still slow alone is said to be its link only where the job's test counted it (as the verdict does)") {
   const auto ranks = two_hosts();
   io::run_record r;
   r.retest_of = 0;
-  const auto slow_alone = [](std::uint32_t src, std::uint32_t dst, bool named) {
+  const auto slow_alone = [](std::uint32_t src, std::uint32_t dst, bool named, bool counted) {
     return stats::retest_verdict{.src = src,
                                  .dst = dst,
                                  .before = 1e6,
                                  .alone = 1e6,
                                  .pct = 30,
-                                 .bound_pct = 74,
-                                 .link_bound_pct = 50,
-                                 .fine_bound_pct = 90,
-                                 .controls = 4,
+                                 .lo_pct = 20,
+                                 .hi_pct = 45,
+                                 .p_slow = 2e-4,
+                                 .controls = 8,
                                  .still_slow = true,
-                                 .beyond_spread = true,
-                                 .named = named};
+                                 .named = named,
+                                 .counted = counted};
   };
-  r.retest = {slow_alone(2, 0, true), slow_alone(0, 1, false)};
-  const auto lines = io::retest_lines(r, ranks);
-  REQUIRE(lines.size() == 2);
-  CHECK(has(lines[0], "): still slow alone (its link or NIC)"));
-  CHECK(has(lines[1],
-            "): still slow alone, beyond its controls' spread (the run named no link here: no cause of its own)"));
-  CHECK_FALSE(has(lines[1], "its link or NIC"));
-  // and the verdict agrees: a run that named no link counts none, whatever its pairs read alone
+  r.retest = {slow_alone(2, 0, true, true), slow_alone(0, 1, false, false), slow_alone(1, 3, true, false)};
+  const auto lines = io::retest_lines(r, ranks, 90);
+  REQUIRE(lines.size() == 3);
+  CHECK(has(lines[0], "alone at 30 % of its controls (20–45 %; 8 control(s); "));
+  CHECK(has(lines[0], "p 0.0002 were it at 90 %: still slow alone (its link or NIC)"));
+  CHECK(has(lines[1], "%: still slow alone (the run named no link here: its part's retest decides)"));
+  CHECK(has(lines[2], "%: still slow alone, not at the job's false-alarm level: nothing counted on it"));
+  for (const auto i : {1, 2}) CHECK_FALSE(has(lines[static_cast<std::size_t>(i)], "its link or NIC"));
+  // no control of its path measured alone: nothing to read it against, and it says so
+  io::run_record none = r;
+  none.retest = {stats::retest_verdict{.src = 2, .dst = 0, .before = 1e6, .alone = 1e6, .pct = NAN}};
+  const auto bare = io::retest_lines(none, ranks, 90);
+  REQUIRE(bare.size() == 1);
+  CHECK(has(bare[0], "no control of its path measured: undecided alone (nothing to read it against"));
+  // and the verdict agrees: a run that named no link counts none, whatever its pairs read alone,
+  // and a link the job's test did not count is not counted
   stats::outlier_report rep;
   rep.threshold_pct = 50;
   std::vector<stats::judged_run> runs{{0, "mesh 64 KiB", &rep, true, r.retest}};
+  CHECK(stats::fold(runs).status == stats::health::healthy);
+  rep.found = {{stats::outlier_kind::link, stats::outlier_basis::noise, -1, 1, 3, 30, NAN, 1, 0}};
   CHECK(stats::fold(runs).status == stats::health::healthy);
   rep.found = {{stats::outlier_kind::link, stats::outlier_basis::noise, -1, 2, 0, 30, NAN, 1, 0}};
   const auto v = stats::fold(runs);

@@ -114,7 +114,7 @@ TEST_CASE("a written run reads back with the documented schema") {
   }
   hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   REQUIRE(file >= 0);
-  CHECK(read_string_attr(file, "schema") == "rdmamesh/2");
+  CHECK(read_string_attr(file, "schema") == "rdmamesh/3");
   CHECK(read_int_attr(file, "n_ranks") == n);
   CHECK(read_string_attr(file, "command_line") == "rdmamesh -s 1K -o mesh.h5");
   CHECK_FALSE(read_string_attr(file, "tool_version").empty());

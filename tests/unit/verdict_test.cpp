@@ -24,20 +24,21 @@ outlier failed(int a, int b) {
   return {outlier_kind::failed, outlier_basis::failed, -1, a, b, NAN, NAN, 1, 0};
 }
 
+// a pair alone, still slow (and, named, counted by the job's test) or fine
 retest_verdict alone(std::uint32_t a, std::uint32_t b, bool still_slow, double pct = NAN) {
   if (std::isnan(pct)) pct = still_slow ? 40 : 95;
-  // controls that agree: a lone link's bound is the side's
   return {.src = a,
           .dst = b,
           .before = 1,
           .alone = 1,
           .pct = pct,
-          .bound_pct = 71,
-          .link_bound_pct = 71,
-          .fine_bound_pct = 71,
+          .lo_pct = pct * 0.8,
+          .hi_pct = pct * 1.25,
+          .p_slow = still_slow ? 1e-6 : 1,
           .still_slow = still_slow,
-          .beyond_spread = still_slow,
-          .fine = !still_slow};
+          .fine = !still_slow,
+          .named = true,
+          .counted = still_slow};
 }
 
 // slow alone, but its busy end had 38 % of a CPU where the controls' ends had 60 %: undecided
@@ -90,11 +91,9 @@ TEST_CASE("a suspect link in one run is not a verdict; a retest that finds it st
   CHECK(find(v, outlier_kind::link)->counted);
   runs[0].alone = {alone(3, 1, true)};  // the other direction confirms nothing
   CHECK(fold(runs).status == health::healthy);
-  // still slow alone, but within its controls' whole spread (CI's rail cluster, 2026-11-26: a
-  // healthy link alone at 44 % of controls spread over 0.055-0.203 Gb/s): one sample, no verdict
+  // still slow alone, but not beyond chance at the job's level: one sample, no verdict
   auto noisy = alone(1, 3, true, 44);
-  noisy.link_bound_pct = 19;
-  noisy.beyond_spread = false;
+  noisy.counted = false;
   runs[0].alone = {noisy};
   v = fold(runs);
   CHECK(v.status == health::healthy);

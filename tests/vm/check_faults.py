@@ -153,17 +153,20 @@ def main():
                         check(len(slow) >= 2 and 2 * len(slow) > len(got), f"not most still slow alone: {got}")
                     else:
                         check(len(slow) == len(got), f"not still slow alone: {got}")
-                    check(int(g.attrs["controls"]) >= 1 and np.all(g["class_controls"][:] >= 1), "no control pairs")
+                    check(int(g.attrs["controls"]) >= 1 and np.all(g["path_controls"][:] >= 1), "no control pairs")
                     # each control alone against the others of its class: what a side is ranked against
                     cp = g["controls_pct"][:]
                     check(1 <= len(cp) <= int(g.attrs["controls"]) and np.all(np.isfinite(cp)) and np.all(cp > 0),
                           f"controls_pct {cp} for {int(g.attrs['controls'])} control pairs")
-                    pct, bound = g["pct"][:], g["bound_pct"][:]
+                    # still slow: its 95 % interval alone lies below --slow % of its controls
+                    pct, lo, hi = g["pct"][:], g["lo_pct"][:], g["hi_pct"][:]
+                    slow_pct = float(g.attrs["slow_pct"])
                     still = g["still_slow"][:].astype(bool)
                     # a pair its own host held back alone is undecided whatever it read
                     held = g["starved"][:].astype(bool)
-                    check(np.all(pct[still] < bound[still]) and np.all(pct[~still & ~held] >= bound[~still & ~held]),
-                          f"pct {pct} against the bound {bound}: still_slow {still}, held back {held}")
+                    check(np.all(lo <= pct) and np.all(pct <= hi), f"pct {pct} outside its interval {lo}-{hi}")
+                    check(np.all(hi[still] < slow_pct) and np.all(~(hi[~still & ~held] < slow_pct)),
+                          f"intervals {lo}-{hi} against --slow {slow_pct}: still_slow {still}, held back {held}")
                     # a pair that moved nothing alone, in rounds sized for ten messages at the bound,
                     # did not recover: still slow, never fine or undecided
                     check(np.all((g["alone_bw"][:] > 0) | still), "a retested pair measured nothing alone, and is not still slow")

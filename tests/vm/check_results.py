@@ -47,7 +47,7 @@ def main():
                   f"registered bytes per rank: {sorted(set(mine))} at {len(mine)} ranks, {sorted(set(theirs))} at "
                   f"{len(theirs)}: not the same at every N")
     with h5py.File(a.file, "r") as f:
-        check(f.attrs["schema"] == "rdmamesh/2", f"schema is {f.attrs['schema']!r}")
+        check(f.attrs["schema"] == "rdmamesh/3", f"schema is {f.attrs['schema']!r}")
         check(int(f.attrs["n_ranks"]) == n, f"n_ranks is {f.attrs['n_ranks']}, expected {n}")
         check(len(f.attrs["command_line"]) > 0, "command_line is empty")
         check(len(f.attrs["tool_version"]) > 0, "tool_version is empty")

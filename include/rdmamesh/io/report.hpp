@@ -63,9 +63,9 @@ std::string format_setup(const stats::setup_summary& s, const stats::resource_pe
                          std::span<const fabric::rank_info> ranks, bool shared_rx = false);
 
 // --retest: one `# retest:` line per slow pair of the retested run, e.g. `# retest of run 0:
-// rank 2 (n3, rxe0) -> rank 0 (n1, rxe0) alone at 31 % of 4 control pairs: still slow alone
-// (its link or NIC)`. Empty for other runs.
-std::vector<std::string> retest_lines(const run_record& r, std::span<const fabric::rank_info> ranks);
+// rank 2 (n3, rxe0) -> rank 0 (n1, rxe0) alone at 31 % of its controls (24–40 %; 8 control(s);
+// …), p 2e-07 were it at 90 %: still slow alone (its link or NIC)`. Empty for other runs.
+std::vector<std::string> retest_lines(const run_record& r, std::span<const fabric::rank_info> ranks, double slow_pct);
 // One line per part the model measured alone: its pairs alone against the controls, its interval,
 // its p at --slow, and what the model decided (counted, cleared, undecided).
 std::vector<std::string> retest_part_lines(const run_record& r, std::span<const fabric::rank_info> ranks,

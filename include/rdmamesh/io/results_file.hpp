@@ -1,4 +1,4 @@
-// The HDF5 results file (schema "rdmamesh/2", documented in docs/results.md). Rank 0 creates it
+// The HDF5 results file (schema "rdmamesh/3", documented in docs/results.md). Rank 0 creates it
 // before any traffic, so a bad path fails fast; each run is written and flushed as it ends,
 // so results measured so far survive a later failure.
 #pragma once
@@ -21,7 +21,7 @@
 namespace rdmamesh::io {
 
 // /2 adds provenance, firmware and line rate per rank, units and axis labels; /1 keeps its meaning
-inline constexpr const char* schema_name = "rdmamesh/2";
+inline constexpr const char* schema_name = "rdmamesh/3";
 
 // Throws usage_error when `path` cannot be created: folder missing or not writable, or the
 // file exists and `force` is off.

@@ -73,9 +73,19 @@ struct lasting_effect {
 // fine (not below --slow in the run, or cleared alone): then the parts inside stand (`narrowed`).
 // `held`: pairs alone that their host held back (judge_retest's `starved`): a part's are left out,
 // and a part most of whose pairs were is `held_back`, neither counted nor cleared.
+// `links`: the slow pairs judged alone (judge_retest); those the run named as links are tested
+// in the same family as the parts, and `counted` where the test rejects.
 std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, const square<double>& alone,
                                                const pair_classes& classes, const model_settings& s, double floor_bps,
-                                               std::span<const std::pair<std::uint32_t, std::uint32_t>> held = {});
+                                               std::span<const std::pair<std::uint32_t, std::uint32_t>> held = {},
+                                               std::span<retest_verdict> links = {});
+
+// Each of `pairs` alone as a part of one pair: against the `controls` of its path (those that share
+// an end with it too), its lasting effect, 95 % interval and p under "at least --slow % alone".
+// A pair that did not run alone reads as one that moved nothing (`floor_bps`).
+std::vector<lasting_effect> judge_pairs_alone(const pair_list& pairs, const pair_list& controls,
+                                              const square<double>& alone, const pair_classes& classes, double slow_pct,
+                                              double floor_bps);
 
 // By rank, the sides the finder named it in (a rank, NIC or node cause of `found`): bit
 // named_sends for its sends, named_receives for its receives; 0 where it is in none.

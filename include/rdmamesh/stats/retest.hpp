@@ -1,9 +1,7 @@
 // --retest: is a slow pair slow alone (its link or NIC), or only in company (contention)?
 // The slow pairs of a mesh, shift or spread run go again, each alone, beside a few healthy pairs of the
-// same run as controls measured the same way; a pair is still slow when it reaches less than
-// --slow % of the controls' median alone and is beyond the controls' own spread (pairs alone
-// differ too: healthy ones alone read 68-127 % of the controls on the emulated cluster, where a
-// bare 90 % bound confirmed healthy links).
+// same run as controls measured the same way; each is read by the verdict model's test as a part
+// of one pair (stats/model_retest.hpp).
 #pragma once
 
 #include <cstdint>
@@ -32,19 +30,19 @@ struct retest_plan {
 
 // From a run's send bandwidth: the pairs below `slow_pct` % of their class's median pair,
 // slowest first, to at most `max_slow`, each judged alone by judge_retest (a link's evidence: a
-// rank's, NIC's or node's is the model's, stats/model_retest.hpp); and for each class
-// (`class_of`) of those, up to `controls` healthy pairs of that class (more where the slow pairs
-// span one class: eight in all, of pairs as clear of their ranks as the clearest), nearest its
-// median, that share no rank with a slow pair where possible (any class's where none of theirs
-// is healthy). Empty `slow` when nothing is slow. A pair through one of `named_uplinks` is that
-// uplink's evidence and is not among them.
+// rank's, NIC's or node's is the model's, stats/model_retest.hpp); and for each path
+// (`class_of.path`) of those, up to `controls` healthy pairs of that path (more where the slow
+// pairs span few paths: twelve in all, of pairs as clear of their ranks as the clearest; other
+// paths' where theirs hold fewer), nearest its median, that share no rank with a slow pair where
+// possible (any path's where none of theirs is healthy). Empty `slow` when nothing is slow. A
+// pair through one of `named_uplinks` is that uplink's evidence and is not among them.
 retest_plan plan_retest(const square<double>& bw, const square<std::uint8_t>& flags, const square<std::int32_t>& round,
                         const pair_classes& class_of, double slow_pct, std::size_t max_slow, std::size_t controls,
                         std::span<const switch_group> named_uplinks = {});
 
 // The pairs a job retests after a run (rdmamesh --retest, and the simulator's), beside the
-// model's parts: 2 x N slow pairs at most (a slow rank's row and column), 4 controls per class of
-// them (8 in all where as clear ones exist); `uplinks` (--topology): the uplinks named in `found`.
+// model's parts: 2 x N slow pairs at most (a slow rank's row and column), 6 controls per path of
+// them (12 in all where as clear ones exist); `uplinks` (--topology): the uplinks named in `found`.
 // `links`: the links `found` names, among the slow pairs.
 retest_plan plan_job_retest(const square<double>& bw, const square<std::uint8_t>& flags,
                             const square<std::int32_t>& round, const pair_classes& class_of, double slow_pct,
@@ -52,41 +50,26 @@ retest_plan plan_job_retest(const square<double>& bw, const square<std::uint8_t>
 
 struct retest_verdict {
   std::uint32_t src = 0, dst = 0;
-  double before = 0;          // bytes/s in the run retested (NaN: a fresh partner, not in the run)
-  double alone = 0;           // bytes/s alone
-  double pct = 0;             // alone, as % of its class's controls' median alone (NaN: none measured)
-  double bound_pct = 0;       // still slow below this % (retest_bound_pct)
-  double link_bound_pct = 0;  // beyond the controls' whole spread below this % (retest_link_bound_pct)
-  double fine_bound_pct = 0;  // fine alone from this % (retest_fine_bound_pct)
-  std::size_t controls = 0;   // the controls measured alone it was compared with
-  bool still_slow = false;
-  bool beyond_spread = false;  // still slow below link_bound_pct too: enough for one pair (a link)
-  bool fine = false;           // neither still slow nor fine: undecided, the run's reading of it stands
-  bool named = false;          // the run named this pair a link (plan.links): alone it can confirm one
+  double before = 0;  // bytes/s in the run retested (NaN: a fresh partner, not in the run)
+  double alone = 0;   // bytes/s alone
+  // alone, as % of its path's controls alone (judge_pairs_alone), with its 95 % interval (NaN:
+  // no control of its path measured)
+  double pct = 0;
+  double lo_pct = std::numeric_limits<double>::quiet_NaN();
+  double hi_pct = std::numeric_limits<double>::quiet_NaN();
+  double p_slow = 1;         // the chance, were it at --slow % alone, of reading this slow or slower
+  std::size_t controls = 0;  // the controls alone it was read against
+  bool still_slow = false;   // its interval lies below --slow
+  bool fine = false;         // its interval lies above --slow; neither: undecided, nothing decided on it
+  bool named = false;        // the run named this pair a link (plan.links): alone it can confirm one
+  bool counted = false;      // named, and counted by the job's test beside the parts (judge_model_retest)
   // its host alone (pair_host): the share of a CPU of the busy end that had less, the median of its
   // controls' the same, and the share of that end's passes that found nothing to do; NaN: unknown
   double cpu_share = std::numeric_limits<double>::quiet_NaN();
   double controls_cpu_share = std::numeric_limits<double>::quiet_NaN();
   double idle_share = std::numeric_limits<double>::quiet_NaN();
-  bool starved = false;  // slow alone, but its host held it back (judge_retest): undecided, not still slow
+  bool starved = false;  // still slow alone, but its host held it back (judge_retest): undecided
 };
-
-// The bound a pair alone must fall under to be still slow, as % of the controls' median alone:
-// --slow %, or lower where the controls spread: e^(-3s), s the robust spread (MAD) of their log
-// rates held to [0.1, ln 2 / 3] (so the bound lies between 50 % and 74 %).
-double retest_bound_pct(const std::vector<double>& controls, double slow_pct);
-
-// The bound one pair alone must fall under to name its link (a side's several pairs outvote one
-// noisy control; a link's one pair cannot): retest_bound_pct, or lower where the controls spread
-// wider than its hold, to e^(-3s) with s not held, or half the slowest control if that is higher.
-double retest_link_bound_pct(const std::vector<double>& controls, double slow_pct);
-
-// The % from which a pair alone is fine: where its controls agree more closely than the still-slow
-// bound assumes (retest_bound_pct holds their spread to 0.1 at least), a pair between that bound
-// and e^(-3s), s their own spread (at most --slow %), is beyond the spread healthy pairs alone
-// show here and yet not slow by the bound: the retest cannot say, and clears nothing (on a real
-// NIC fabric, whose pairs alone agree to about 1 %, a part at 85 % would read fine otherwise).
-double retest_fine_bound_pct(const std::vector<double>& controls, double slow_pct);
 
 // What the host gave each measured pair of a run of rounds, in the round that measured it: of
 // its two ranks that found work on most of their engine passes, the one with the lower share of
@@ -99,16 +82,18 @@ struct pair_host {
 pair_host pair_host_figures(const square<std::int32_t>& round, std::span<const engine::host_use> host,
                             std::uint32_t rounds);
 
-// The verdict of every slow pair from the retest run's send bandwidth, each against the controls
-// of its class (all of them where its class measured fewer than two). With `host` (the retest
-// run's pair_host_figures), a pair slow alone is undecided (`starved`) where its host held it
-// back: its slower end had less of a CPU than the controls' ends by enough to explain its
-// shortfall (host_explains) and found work on most of its passes, so the network waited for it,
-// not it for the network (an end that waits on a slow link finds nothing to do and, on a crowded
-// host, yields its CPU). Alone is then no test of its link, and the run's reading stands.
+// The verdict of every slow pair from the retest run's send bandwidth: each pair alone against
+// the controls of its path (judge_pairs_alone: the verdict model's test of a part of one pair),
+// still slow where its 95 % interval lies below --slow, fine where above. A pair that moved
+// nothing reads `floor_bps`. With `host` (the retest run's pair_host_figures), a pair still slow
+// is undecided (`starved`) where its host held it back: its slower end had less of a CPU than
+// its controls' ends by enough to explain its shortfall (host_explains) and found work on most of
+// its passes, so the network waited for it, not it for the network (an end that waits on a slow
+// link finds nothing to do and, on a crowded host, yields its CPU). Whether a named link counts
+// is the job's test's (judge_model_retest), in one family with the parts.
 std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<double>& before,
                                          const square<double>& alone, double slow_pct, const pair_classes& class_of,
-                                         const pair_host* host = nullptr);
+                                         double floor_bps, const pair_host* host = nullptr);
 
 // Every control alone, as % of the median of its class's other controls alone (of all the other
 // controls where its class has fewer than two more): what healthy pairs read alone in this retest,
