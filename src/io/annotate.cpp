@@ -90,7 +90,8 @@ annotation annotation_for(group_kind group, std::string_view n, int rank) {
       if (n == "p_slow") return {"probability", {"part"}};
       if (n == "dof") return {"degrees of freedom", {"part"}};
       if (n == "pairs" || n == "below" || n == "controls" || n == "held") return {"pairs", {"part"}};
-      if (n == "sends" || n == "counted" || n == "cleared" || n == "within" || n == "narrowed" || n == "held_back")
+      if (n == "sends" || n == "counted" || n == "cleared" || n == "within" || n == "narrowed" || n == "held_back" ||
+          n == "explained")
         return {"flag", {"part"}};
       return {"index", {"part"}};
     case group_kind::scaling:

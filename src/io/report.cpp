@@ -292,6 +292,8 @@ std::string part_reading(const stats::lasting_effect& l, double slow_pct) {
   if (l.counted && l.within) return "counted, as part of a larger part counted alone";
   if (l.counted && l.narrowed) return "counted, but a part inside it stands for it (its other parts are fine)";
   if (l.counted) return "counted";
+  if (l.explained)
+    return "not counted: alone it is slow only toward a counted part of the other side (that part's evidence)";
   if (l.cleared) return fmt::format("cleared (above {:g} % alone)", slow_pct);
   if (l.pairs == 0) return "undecided (no pair of it measured alone beside controls)";
   // its 95 % interval can lie below --slow while the test, at the job's far smaller level, is not beyond it

@@ -469,7 +469,7 @@ void results_file::write_retest_parts(hid_t retest_group, const run_record& run)
   std::vector<std::string> kind;
   std::vector<std::int32_t> node, rank, rail, pairs, below, controls, held;
   std::vector<double> run_pct, alone, lo, hi, p, dof;
-  std::vector<std::uint8_t> sends, counted, cleared, within, narrowed, held_back;
+  std::vector<std::uint8_t> sends, counted, cleared, within, narrowed, held_back, explained;
   const auto pct = [](double log_effect) { return 100 * std::exp(log_effect); };
   for (const auto& l : run.retest_parts) {
     kind.emplace_back(stats::to_string(l.part.kind));
@@ -492,6 +492,7 @@ void results_file::write_retest_parts(hid_t retest_group, const run_record& run)
     within.push_back(l.within ? 1 : 0);
     narrowed.push_back(l.narrowed ? 1 : 0);
     held_back.push_back(l.held_back ? 1 : 0);
+    explained.push_back(l.explained ? 1 : 0);
   }
   h5::write_strings(g.get(), "kind", kind);
   h5::write(g.get(), "node", dims, std::span<const std::int32_t>(node));
@@ -513,6 +514,7 @@ void results_file::write_retest_parts(hid_t retest_group, const run_record& run)
   h5::write(g.get(), "within", dims, std::span<const std::uint8_t>(within));
   h5::write(g.get(), "narrowed", dims, std::span<const std::uint8_t>(narrowed));
   h5::write(g.get(), "held_back", dims, std::span<const std::uint8_t>(held_back));
+  h5::write(g.get(), "explained", dims, std::span<const std::uint8_t>(explained));
   annotate_group(g.get(), group_kind::retest_parts);
 }
 

@@ -469,6 +469,41 @@ void settle(std::vector<lasting_effect>& judged, const model_retest_plan& plan, 
   }
 }
 
+// A counted part whose pairs alone are slow only toward a counted part of the other side (a
+// receiver's pairs from a lossy sender stall alone as the sender's do) is that part's evidence:
+// refit without its pairs toward the other side's counted parts, it stays counted only where it
+// still passes the bar it passed. Each is read against the parts Holm counted, not in turn, so the
+// order of the parts decides nothing (a lone slow link explains away both its ends: it is the
+// link's). Leaving a count out never raises the chance of counting a healthy part.
+void explain_away(std::vector<lasting_effect>& out, const std::vector<double>& bar, const model_retest_plan& plan,
+                  const control_set& cs, const square<double>& alone, const pair_classes& classes, double floor_bps,
+                  const std::set<std::pair<std::uint32_t, std::uint32_t>>& held, double slow) {
+  std::vector<std::size_t> counted;
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (out[i].counted) counted.push_back(i);
+  std::vector<std::uint8_t> explained(out.size(), 0);
+  for (const auto i : counted) {
+    const model_cause& p = out[i].part;
+    const auto toward_counted = [&](std::uint32_t a, std::uint32_t b) {
+      const std::uint32_t partner = p.sends ? b : a;
+      return std::ranges::any_of(
+          counted, [&](std::size_t j) { return out[j].part.sends != p.sends && out[j].part.holds(partner); });
+    };
+    pair_list kept;
+    for (const auto& [a, b] : plan.sides[i])
+      if (!toward_counted(a, b)) kept.emplace_back(a, b);
+    if (kept.size() == plan.sides[i].size()) continue;
+    auto f = fit_part(p, kept, cs, alone, classes, floor_bps, held);
+    test_part(f, slow);
+    explained[i] = !(f.l.p_slow < bar[i]);
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (!explained[i]) continue;
+    out[i].counted = false;
+    out[i].explained = true;
+  }
+}
+
 }  // namespace
 
 std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, const square<double>& alone,
@@ -495,9 +530,13 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
   for (auto& v : links)
     if (v.named && !v.starved) family.push_back({v.p_slow, &v.counted});
   std::ranges::stable_sort(family, {}, &tested::p);
+  std::vector<double> bar(out.size(), s.alpha);  // what each part passed
   for (std::size_t r = 0; r < family.size(); ++r) {
-    if (!(family[r].p < s.alpha / static_cast<double>(family.size() - r))) break;
+    const double at = s.alpha / static_cast<double>(family.size() - r);
+    if (!(family[r].p < at)) break;
     *family[r].counted = true;
+    for (std::size_t i = 0; i < out.size(); ++i)
+      if (&out[i].counted == family[r].counted) bar[i] = at;
   }
   // a part retested only to name inside a counted one counts at alpha alone: which part of a
   // counted whole is slow moves no drain (the whole's node is drained either way)
@@ -506,6 +545,7 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
     out[i].counted =
         std::ranges::any_of(out, [&](const lasting_effect& o) { return o.counted && inside(out[i].part, o.part); });
   }
+  explain_away(out, bar, plan, cs, alone, classes, floor_bps, held_set, slow);
   settle(out, plan, slow, s.alpha);
   return out;
 }

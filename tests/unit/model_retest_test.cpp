@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -295,4 +296,38 @@ TEST_CASE("model retest: pairs whose ends share a CPU are read against pairs tha
   // rank's interval is far wider
   const auto unknown = judged({}, 2, 0.2);
   CHECK(unknown.hi - unknown.lo > 2 * (slow.hi - slow.lo));
+}
+
+TEST_CASE("model retest: a receiver slow alone only toward a counted sender is that sender's evidence") {
+  // node1's port loses packets: alone, its sends stall. The run also read rank 5's receives slow,
+  // so they go too, and alone they are slow as a whole: two of the three pairs measured into it
+  // come from node1. Without those two, rank 5 receives at full speed: node1's evidence, not its own.
+  const stats::pair_classes classes(6, three_by_two);
+  const stats::model_settings s{.alpha = 1e-3, .slow_pct = 90};
+  stats::model_retest_plan plan;
+  plan.parts = {{.kind = stats::outlier_kind::node, .node = 1, .sends = true, .members = {2, 3}},
+                {.kind = stats::outlier_kind::rank, .node = 2, .rank = 5, .sends = false, .members = {5}}};
+  plan.screened = {0, 1};
+  plan.naming = {0, 0};
+  plan.sides = {{{2, 0}, {2, 1}, {2, 4}, {2, 5}, {3, 0}, {3, 1}, {3, 4}, {3, 5}}, {{1, 5}, {2, 5}, {3, 5}}};
+  plan.controls = {{0, 4}, {4, 0}, {1, 4}, {4, 1}, {0, 2}, {1, 3}};
+  std::mt19937_64 g(7);
+  std::normal_distribution<double> e(0, 0.03);
+  stats::square<double> alone(6, NAN);
+  for (const auto& [a, b] : plan.all())
+    alone.at(a, b) = std::exp(21 + e(g) + (three_by_two[a] == 1 ? std::log(0.02) : 0));
+  auto parts = stats::judge_model_retest(plan, alone, classes, s, 1.0);
+  REQUIRE(parts.size() == 2);
+  CHECK(parts[0].counted);
+  CHECK(parts[1].effect < std::log(0.9));  // alone, as a whole, far below --slow
+  CHECK(parts[1].p_slow < s.alpha);        // Holm counted it ...
+  CHECK_FALSE(parts[1].counted);           // ... but without node1's pairs it is fine
+  CHECK(parts[1].explained);
+  CHECK_FALSE(parts[0].explained);
+  // a receiver slow from every sender is its own cause, whatever a slow sender beside it reads
+  alone.at(1, 5) *= 0.02;
+  parts = stats::judge_model_retest(plan, alone, classes, s, 1.0);
+  CHECK(parts[0].counted);
+  CHECK(parts[1].counted);
+  CHECK_FALSE(parts[1].explained);
 }

@@ -61,7 +61,10 @@ struct lasting_effect {
   bool counted = false;                     // Holm over the parts retested, at alpha
   bool cleared = false;                     // its interval above --slow
   bool within = false;                      // counted, inside a counted larger part that stands for it
-  bool narrowed = false;   // counted, but a counted part inside it stands for it: its other parts are fine
+  bool narrowed = false;  // counted, but a counted part inside it stands for it: its other parts are fine
+  // counted at first, but alone slow only toward a stronger counted part of the other side (a
+  // receiver's pairs from a slow sender): that part's evidence, not its own; not counted
+  bool explained = false;
   std::size_t held = 0;    // of its pairs, those its host held back alone (left out)
   bool held_back = false;  // most of its pairs were: alone it measured its host, not its network (undecided)
   bool stands() const { return counted && !within && !narrowed; }  // a cause of the verdict
@@ -71,6 +74,8 @@ struct lasting_effect {
 // moved nothing reads `floor_bps`, half a message in the round), counted, cleared or undecided.
 // A counted part holding counted parts stands for them (`within`) unless its other parts are
 // fine (not below --slow in the run, or cleared alone): then the parts inside stand (`narrowed`).
+// A counted part is `explained` (and not counted) where, its pairs toward a stronger counted part
+// of the other side left out, it no longer passes the bar it passed.
 // `held`: pairs alone that their host held back (judge_retest's `starved`): a part's are left out,
 // and a part most of whose pairs were is `held_back`, neither counted nor cleared.
 // `links`: the slow pairs judged alone (judge_retest); those the run named as links are tested
