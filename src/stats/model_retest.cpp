@@ -523,20 +523,20 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
   struct tested {
     double p;
     bool* counted;
+    double* bar;  // a part's: the bar it passed (a link's: none)
   };
+  std::vector<double> bar(out.size(), s.alpha);
   std::vector<tested> family;
   for (std::size_t i = 0; i < out.size(); ++i)
-    if (!plan.naming[i]) family.push_back({out[i].p_slow, &out[i].counted});
+    if (!plan.naming[i]) family.push_back({out[i].p_slow, &out[i].counted, &bar[i]});
   for (auto& v : links)
-    if (v.named && !v.starved) family.push_back({v.p_slow, &v.counted});
+    if (v.named && !v.starved) family.push_back({v.p_slow, &v.counted, nullptr});
   std::ranges::stable_sort(family, {}, &tested::p);
-  std::vector<double> bar(out.size(), s.alpha);  // what each part passed
   for (std::size_t r = 0; r < family.size(); ++r) {
     const double at = s.alpha / static_cast<double>(family.size() - r);
     if (!(family[r].p < at)) break;
     *family[r].counted = true;
-    for (std::size_t i = 0; i < out.size(); ++i)
-      if (&out[i].counted == family[r].counted) bar[i] = at;
+    if (family[r].bar) *family[r].bar = at;
   }
   // a part retested only to name inside a counted one counts at alpha alone: which part of a
   // counted whole is slow moves no drain (the whole's node is drained either way)
