@@ -96,9 +96,8 @@ std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<d
                                          double floor_bps, const pair_host* host = nullptr);
 
 // Every control alone, as % of the median of its class's other controls alone (of all the other
-// controls where its class has fewer than two more): what healthy pairs read alone in this retest,
-// the reference a side's pairs alone are ranked against (fold: lower_rank_p). Left out of its own
-// reference, a control reads as a pair under test does.
+// controls where its class has fewer than two more): what healthy pairs read alone in this retest
+// (/retest/controls_pct). Left out of its own reference, a control reads as a pair under test does.
 std::vector<double> control_pcts(const retest_plan& plan, const square<double>& alone, const pair_classes& class_of);
 
 // A retest round's seconds: long enough that a pair at half the slowest control's rate in the
