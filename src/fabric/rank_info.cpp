@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string_view>
@@ -37,6 +38,7 @@ rank_info make_rank_info(std::string_view host, const port_choice* port, const p
                          const mpi::node_info& node, bool mem_on_numa) {
   rank_info r;
   put(r.host, host);
+  put(r.kernel, this_kernel());
   r.node = node.node;
   r.local_rank = node.local_rank;
   r.pid = static_cast<std::int32_t>(getpid());
@@ -75,6 +77,13 @@ std::string this_host() {
   char name[HOST_NAME_MAX + 1] = {};
   if (gethostname(name, sizeof name - 1) != 0) return "?";
   return name;
+}
+
+std::string this_kernel() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  in >> id;
+  return id;
 }
 
 void check_nics(const std::vector<rank_info>& ranks, const options& o) {
@@ -140,19 +149,33 @@ std::vector<std::uint32_t> port_ids(std::span<const rank_info> ranks) {
   return out;
 }
 
-bool share_cpu(const rank_info& a, const rank_info& b) {
-  // unpinned ranks (--bind none) share the node by the user's choice: only pins can collide
+namespace {
+
+// Whether two ranks' pins overlap. Unpinned ranks (--bind none) share the node by the user's
+// choice: only pins can collide.
+bool pins_overlap(const rank_info& a, const rank_info& b) {
   const auto none = static_cast<std::uint8_t>(bound_by::none);
-  if (a.node != b.node || a.bound == none || b.bound == none) return false;
+  if (a.bound == none || b.bound == none) return false;
   for (std::size_t i = 0; i < a.cpu_mask.size(); ++i) {
     if ((a.cpu_mask[i] & b.cpu_mask[i]) != 0) return true;
   }
   return false;
 }
 
+// The CPUs a rank runs on belong to its kernel; where its boot id is unknown, to its node.
+std::string kernel_of(const rank_info& r) {
+  return r.kernel[0] != '\0' ? std::string(text(r.kernel)) : fmt::format("node {}", r.node);
+}
+
+}  // namespace
+
+bool share_cpu(const rank_info& a, const rank_info& b) {
+  return a.node == b.node && pins_overlap(a, b);
+}
+
 std::vector<std::int32_t> cpu_groups(std::span<const rank_info> ranks) {
-  std::map<std::int32_t, std::vector<std::size_t>> by_node;
-  for (std::size_t r = 0; r < ranks.size(); ++r) by_node[ranks[r].node].push_back(r);
+  std::map<std::string, std::vector<std::size_t>> by_kernel;
+  for (std::size_t r = 0; r < ranks.size(); ++r) by_kernel[kernel_of(ranks[r])].push_back(r);
   std::vector<std::size_t> root(ranks.size());
   for (std::size_t r = 0; r < ranks.size(); ++r) root[r] = r;
   const auto find = [&](std::size_t r) {
@@ -160,10 +183,10 @@ std::vector<std::int32_t> cpu_groups(std::span<const rank_info> ranks) {
     return r;
   };
   std::vector<std::uint8_t> shares(ranks.size(), 0);
-  for (const auto& [node, rs] : by_node) {
+  for (const auto& [kernel, rs] : by_kernel) {
     for (std::size_t i = 0; i < rs.size(); ++i) {
       for (std::size_t j = i + 1; j < rs.size(); ++j) {
-        if (!share_cpu(ranks[rs[i]], ranks[rs[j]])) continue;
+        if (!pins_overlap(ranks[rs[i]], ranks[rs[j]])) continue;
         root[find(rs[j])] = find(rs[i]);
         shares[rs[i]] = shares[rs[j]] = 1;
       }

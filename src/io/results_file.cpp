@@ -197,6 +197,10 @@ void write_rank_columns(hid_t g, std::span<const fabric::rank_info> ranks) {
   write_column(g, "nic_chosen", ranks, [](const rank_info& r) {
     return std::string(fabric::to_string(static_cast<fabric::nic_how>(r.nic_how)));
   });
+  // the CPUs the retest's paths read: a pair alone whose two ends share one is a path of its own
+  const auto groups = fabric::cpu_groups(ranks);
+  const hsize_t dims[1] = {groups.size()};
+  h5::write(g, "cpu_group", dims, std::span<const std::int32_t>(groups));
 }
 
 }  // namespace

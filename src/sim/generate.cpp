@@ -67,11 +67,22 @@ stats::square<double> generate_alone(const simulated_run& r, const noise_model& 
     std::mt19937_64 g(s);
     return draw_effect(scale, nm.tail, g);
   };
+  // the job's offset of the CPUs a pair runs from and to, the same for every pair between them
+  const auto of_path = [&](std::uint32_t a, std::uint32_t b) {
+    if (r.cpu_of.empty()) return 0.0;
+    const auto i = static_cast<std::uint64_t>(r.cpu_of[a]), j = static_cast<std::uint64_t>(r.cpu_of[b]);
+    std::seed_seq s{seed, std::uint64_t{n}, i, j, std::uint64_t{3}};
+    std::mt19937_64 g(s);
+    return i == j ? nm.shared_alone + std::normal_distribution<double>(0, nm.shared_path)(g)
+                  : std::normal_distribution<double>(0, nm.cpu_path)(g);
+  };
   for (const auto& [a, b] : pairs) {
     std::seed_seq of_pair{seed, std::uint64_t{a}, std::uint64_t{b}};
     std::mt19937_64 g(of_pair);
+    const bool shared = !r.cpu_of.empty() && r.cpu_of[a] == r.cpu_of[b];
     const double effect = nm.keep * (r.send[a] + r.recv[b]) + of_rank(a, 1, nm.alone_send) +
-                          of_rank(b, 2, nm.alone_recv) + draw_effect(nm.alone, nm.tail, g);
+                          of_rank(b, 2, nm.alone_recv) + draw_effect(shared ? nm.shared : nm.alone, nm.tail, g) +
+                          of_path(a, b);
     double rate = msgs * std::exp(class_offset(r, a, b) + effect);
     if (faulted(r, x.kind, a, b)) rate *= x.fraction;
     out.at(a, b) = static_cast<double>(draw_count(rate, g)) * message_size;
@@ -92,7 +103,16 @@ noise_model emulator_noise() {
   // vary together by 0.08^2 beyond two that share no rank, two that share a sender not at all; of
   // the 0.18, 0.08 is then the receiver's, the rest the pair's. 0.08 is a standard deviation: a t
   // of 3 degrees (the effects' tails) has it at a scale of 0.08 / sqrt(3)
-  return {"emulator", 0.037, 1.36, 0.001, 1.61, 3, 300, 0, 0.16, 0, 0.046};
+  // tools/fit-noise --retest over 10 healthy 3 x 2 jobs, default binding (pinned by local rank:
+  // every node's local rank k on vCPU k of the VM's 2), -s 4K and 16K -Q 1 --retest --slow 99,
+  // each retest measured twice (480 pairs alone, 2026-12-07), each pair about the centre of its
+  // path as rdmamesh reads it: on one vCPU a pair spreads 0.07 (0.06 its own, the two vCPUs'
+  // paths apart by 0.04), at 0.61 of the paths between the two (0.53-0.80); between them 0.16,
+  // each way drawn apart (sd 0.36: one way lastingly faster, which way varying by job); a pair
+  // keeps nothing of its run's effects (slope -0.04; 0.27 where the two ways are one path: that
+  // lasting part is the way's, not the ranks'). Two readings of one pair in one retest agree
+  // (correlation 0.89): a second reading would not average its path and ends away.
+  return {"emulator", 0.037, 1.36, 0.001, 1.61, 3, 300, 0, 0.16, 0, 0, 2, 0.36, std::log(0.61), 0.04, 0.06};
 }
 
 noise_model nic_noise() {
@@ -108,6 +128,7 @@ simulated_run generate(const fabric_shape& f, const noise_model& nm, const fault
     out.node_of.push_back(static_cast<std::int32_t>(r / f.per_node));
     out.rail_of.push_back(f.rails > 1 ? static_cast<std::int32_t>(r % f.per_node % f.rails) : -1);
     out.leaf_of.push_back(f.leaves > 0 ? static_cast<std::int32_t>(r / f.per_node * f.leaves / f.nodes) : -1);
+    if (nm.cpus > 0) out.cpu_of.push_back(static_cast<std::int32_t>(r % f.per_node % nm.cpus));
     out.pod_of.push_back(f.pods > 0 && f.leaves > 0 ? out.leaf_of.back() * static_cast<std::int32_t>(f.pods) /
                                                           static_cast<std::int32_t>(f.leaves)
                                                     : -1);

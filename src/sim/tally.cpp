@@ -85,7 +85,7 @@ judged judge_by_model(const simulated_run& r, double alpha, const retest_source*
   const auto n = static_cast<std::uint32_t>(r.node_of.size());
   const auto uplinks = uplinks_of(r.leaf_of, r.pod_of);
   const auto nics = stats::nic_groups(r.node_of, r.rail_of);
-  const stats::pair_classes classes(n, r.node_of, uplinks, nics);
+  const stats::pair_classes classes(n, r.node_of, uplinks, nics, r.cpu_of);
   const auto plan = stats::plan_model_retest(r.m, r.node_of, r.rail_of, classes, s);
   if (plan.screened.empty()) return j;
   const auto pairs = plan.all();
@@ -103,7 +103,7 @@ judged judge_by_model(const simulated_run& r, double alpha, const retest_source*
 judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std::uint64_t cq_mod,
              const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of, double slow_pct,
              const std::vector<std::int32_t>& leaf_of, std::uint32_t stated_draws, const retest_source* retest,
-             const std::vector<std::int32_t>& pod_of) {
+             const std::vector<std::int32_t>& pod_of, const std::vector<std::int32_t>& cpu_of) {
   const auto nics = stats::nic_groups(node_of, rail_of);
   const auto uplinks = uplinks_of(leaf_of, pod_of);
   const stats::finder_settings s{.slow_pct = slow_pct, .counted = counted, .max_quantum = cq_mod, .min_pair_s = 0.1};
@@ -112,7 +112,7 @@ judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std
   stats::judged_run run{0, "mesh", &j.report, stats::is_judged(j.report), {}, {}, {}, false, 0};
   if (retest != nullptr) {  // as app/retest.cpp plans it and app/assemble.cpp judges it
     const auto n = static_cast<std::uint32_t>(node_of.size());
-    const stats::pair_classes classes(n, node_of, uplinks, nics);
+    const stats::pair_classes classes(n, node_of, uplinks, nics, cpu_of);
     const stats::model_settings ms{.alpha = retest->false_alarm, .slow_pct = slow_pct};
     const auto plan = stats::plan_full_retest(m, classes, ms, j.report.found, node_of, rail_of, nics, uplinks);
     if (!plan.pairs.slow.empty()) {
@@ -215,7 +215,7 @@ tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std
     const auto t0 = std::chrono::steady_clock::now();
     auto v = model_alpha > 0 ? judge_by_model(r, model_alpha, retest ? &alone : nullptr)
                              : judge(r.m, 4096, true, 1, r.node_of, r.rail_of, 90, r.leaf_of, stated_draws,
-                                     retest ? &alone : nullptr, r.pod_of);
+                                     retest ? &alone : nullptr, r.pod_of, r.cpu_of);
     t.retested += v.alone > 0;
     t.alone += v.alone;
     t.run_named += std::ranges::any_of(v.report.found, stats::names_a_cause);

@@ -54,9 +54,18 @@ int pair_classes::path(std::uint32_t a, std::uint32_t b) const {
   };
   mix(static_cast<std::uint32_t>((*this)(a, b)));
   each_crossed(a, b, [&](std::uint32_t i, bool up) { mix(2 * i + (up ? 1 : 0)); });
-  // mixed in only where shared, so that every other pair keeps its key
-  if (a < cpu_group_.size() && b < cpu_group_.size() && cpu_group_[a] >= 0 && cpu_group_[a] == cpu_group_[b])
+  // where both ends are pinned to CPUs they share with other ranks of their kernel: alone, a pair
+  // whose two ends share one runs on one core's time, and a pair between two of them at a speed
+  // that depends on which two and which way (a kernel does not spread its network work evenly
+  // over its CPUs). Mixed in only there, so that every other pair keeps its key
+  const bool pinned = a < cpu_group_.size() && b < cpu_group_.size() && cpu_group_[a] >= 0 && cpu_group_[b] >= 0;
+  if (pinned && cpu_group_[a] == cpu_group_[b]) {
     mix(0x40000000U);
+  } else if (pinned) {
+    mix(0x20000000U);
+    mix(static_cast<std::uint32_t>(cpu_group_[a]));
+    mix(static_cast<std::uint32_t>(cpu_group_[b]));
+  }
   return static_cast<int>(h & 0x7fffffffU);
 }
 

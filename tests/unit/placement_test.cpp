@@ -205,7 +205,10 @@ TEST_CASE("ranks pinned to common CPUs of one node share; other nodes and unpinn
   const auto a = fabric::make_rank_info("h", nullptr, &p0, n0, true);
   const auto b = fabric::make_rank_info("h", nullptr, &p32, n32, true);
   const auto c = fabric::make_rank_info("h", nullptr, &p1, n1, true);
-  const auto d = fabric::make_rank_info("g", nullptr, &p0, other, true);
+  auto d = fabric::make_rank_info("g", nullptr, &p0, other, true);
+  const std::string other_boot = "another machine's kernel";
+  d.kernel = {};
+  std::ranges::copy(other_boot, d.kernel.begin());
   const auto e = fabric::make_rank_info("h", nullptr, &free, n1, false);
   CHECK(fabric::share_cpu(a, b));
   CHECK_FALSE(fabric::share_cpu(a, c));
@@ -222,6 +225,22 @@ TEST_CASE("ranks pinned to common CPUs of one node share; other nodes and unpinn
   CHECK(groups[1] == -1);
   CHECK(groups[2] == -1);
   CHECK(groups[4] == -1);
+  // another node on a's kernel (a container, an emulated node) pinned to a's core shares a's CPU:
+  // alone, a pair between them runs on one core's time; with its kernel unknown, its node decides
+  const std::string boot = "one machine's kernel";
+  auto on_it = a;
+  on_it.kernel = {};
+  std::ranges::copy(boot, on_it.kernel.begin());
+  auto f = fabric::make_rank_info("g2", nullptr, &p0, other, true);
+  f.kernel = on_it.kernel;
+  auto g = f;
+  g.kernel = {};
+  const auto more = fabric::cpu_groups(std::vector<fabric::rank_info>{on_it, c, d, f, g});
+  CHECK(more[0] >= 0);
+  CHECK(more[3] == more[0]);
+  CHECK(more[2] == -1);
+  CHECK(more[4] == -1);
+  CHECK_FALSE(fabric::share_cpu(a, f));  // the warning stays per node: it tells one host's user
 }
 
 TEST_CASE("this machine: placement picks a core the process may run on") {

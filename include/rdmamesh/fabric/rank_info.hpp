@@ -22,6 +22,9 @@ inline constexpr int cpu_mask_bits = 1024;
 
 struct rank_info {
   std::array<char, 64> host{};
+  // the running kernel's boot id: the ranks of several nodes on one kernel (containers, an
+  // emulated cluster) share its CPUs ("": unknown, the node stands for it)
+  std::array<char, 40> kernel{};
   std::array<char, 32> device{};
   std::array<char, 48> gid{};                                // text form; empty without GRH
   std::array<char, 64> cpus{};                               // "0-3,8": the PUs the rank may run on
@@ -63,6 +66,8 @@ std::string_view text(const std::array<char, N>& a) {
 }
 
 std::string this_host();
+// The running kernel's boot id ("" where it cannot be read).
+std::string this_kernel();
 
 // Where a QP to this rank sends: its GID on RoCE, else (the LID path) its host, device and port.
 std::string address_of(const rank_info& r);
@@ -81,8 +86,11 @@ std::vector<std::uint32_t> port_ids(std::span<const rank_info> ranks);
 
 // Whether two pinned ranks of one host may run on a common PU.
 bool share_cpu(const rank_info& a, const rank_info& b);
-// By rank, a group id shared by the pinned ranks of one host whose CPUs overlap (each with one
-// or more of the others, transitively); -1 for a rank that shares no CPU. Pure, as check_nics.
+// By rank, a group id shared by the pinned ranks of one kernel whose CPUs overlap (each with one
+// or more of the others, transitively); -1 for a rank that shares no CPU. One kernel, not one
+// node: nodes that are containers or network namespaces of one machine run on its CPUs, and a
+// pair alone whose two ends share one runs at half the speed of one that does not. Pure, as
+// check_nics.
 std::vector<std::int32_t> cpu_groups(std::span<const rank_info> ranks);
 // Per host with CPU sharing, one line naming the ranks and what they share.
 std::vector<std::string> sharing_warnings(const std::vector<rank_info>& ranks);

@@ -35,6 +35,13 @@ struct noise_model {
   // ... and each rank draws, for the whole retest, an effect alone on what it sends and one on
   // what it receives (scales, t of `tail`): what all its pairs alone share (its CPU in the retest)
   double alone_send = 0, alone_recv = 0;
+  // Every node's ranks pinned by local rank onto these CPUs of one kernel (the emulated cluster's
+  // vCPUs; 0: each node its own CPUs). Alone, each ordered pair of them (i, j) is a path whose
+  // pairs share an offset the job draws (normal, sd `cpu_path` between two CPUs, `shared_path`
+  // on one, about `shared_alone` below: one core's time for both ends), and a pair on one CPU
+  // draws its own effect at scale `shared` instead of `alone`.
+  std::uint32_t cpus = 0;
+  double cpu_path = 0, shared_alone = 0, shared_path = 0, shared = 0;
 };
 
 // Fitted by tools/fit-noise from the emulated cluster's healthy runs (see docs/verdict.md).
@@ -64,7 +71,8 @@ struct fault {
 struct simulated_run {
   stats::run_matrices m;
   std::vector<std::int32_t> node_of, rail_of, leaf_of, pod_of;
-  std::vector<double> send, recv;  // the run's effects, by rank (log)
+  std::vector<std::int32_t> cpu_of;  // by rank: the CPU of noise_model::cpus it is pinned to (empty: none)
+  std::vector<double> send, recv;    // the run's effects, by rank (log)
   std::int32_t fault_node = -1, fault_rank = -1, fault_rail = -1, fault_peer = -1, fault_leaf = -1, fault_pod = -1;
 };
 

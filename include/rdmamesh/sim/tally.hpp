@@ -34,11 +34,13 @@ struct retest_source {
 // with `retest`, as rdmamesh --retest does: the run's slow and named pairs planned, measured alone
 // beside controls and judged (app/retest.cpp), and the verdict folded with that evidence.
 // `leaf_of` (by rank, -1: none): each leaf's uplink is a candidate, as with --topology; `pod_of`
-// (a third tier) each pod's too.
+// (a third tier) each pod's too. `cpu_of` (by rank): the CPU of one kernel it is pinned to, as
+// fabric::cpu_groups reads it (empty: none shared).
 judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std::uint64_t cq_mod,
              const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of, double slow_pct = 90,
              const std::vector<std::int32_t>& leaf_of = {}, std::uint32_t stated_draws = 0,
-             const retest_source* retest = nullptr, const std::vector<std::int32_t>& pod_of = {});
+             const retest_source* retest = nullptr, const std::vector<std::int32_t>& pod_of = {},
+             const std::vector<std::int32_t>& cpu_of = {});
 
 // A counted cause in words: node1, nic1.0 (node, rail), rank3, link2-5.
 std::string describe(const stats::folded_cause& c);

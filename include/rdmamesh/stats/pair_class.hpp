@@ -25,9 +25,11 @@ class pair_classes {
   // Finer: which uplinks the pair crosses and which way (up out of a's subtree, or down into
   // b's), beside the class. Pairs of one path meet the same switches' ports the same way: the
   // model's retest compares a part's pairs alone only with controls of their path, so that a
-  // node under a slow uplink is not read slow against pairs that do not cross it. And whether
-  // its two ends share a CPU: alone, such a pair runs both ends on one core's time, where a
-  // pair of other cores has two, so it is compared only with pairs that share one too.
+  // node under a slow uplink is not read slow against pairs that do not cross it. And, where
+  // both its ends are pinned to CPUs shared with other ranks of their kernel: whether they share
+  // one (alone, such a pair runs both ends on one core's time, where a pair of two CPUs has two),
+  // and if not, which two, in order (one way can be lastingly faster than the other: on the
+  // emulated cluster 0.8-1.2 of their mean, pairs on one vCPU 0.6), so it is compared only with its like.
   int path(std::uint32_t a, std::uint32_t b) const;
   static constexpr int rails_key = 16;  // above any count of uplinks
   static bool across(int cls) { return cls % rails_key != 0; }
