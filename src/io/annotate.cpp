@@ -47,7 +47,7 @@ annotation annotation_for(group_kind group, std::string_view n, int rank) {
       if (n == "registered_bytes") return {"bytes", {"rank"}};
       if (n == "nics") return {"NICs", {"rank"}};
       if (n == "port" || n == "gid_index" || n == "node" || n == "local_rank" || n == "core" || n == "pu" ||
-          n == "numa" || n == "rail")
+          n == "numa" || n == "rail" || n == "cpu_group")
         return {"index", {"rank"}};
       return {"text", {"rank"}};
     }

@@ -373,6 +373,7 @@ TEST_CASE("every dataset says its units and matrices name their axes; the root s
     return *it;
   };
   CHECK(find("runs/0000/tx_bw").units == "bytes/s");
+  CHECK(find("ranks/cpu_group").units == "index");
   CHECK(find("runs/0000/tx_bw").labels == std::vector<std::string>{"src", "dst"});
   CHECK(find("sweeps/mesh/tx_bw").labels == std::vector<std::string>{"size", "src", "dst"});
   CHECK(find("scaling/mesh/node_bw").labels == std::vector<std::string>{"size", "step", "node"});
