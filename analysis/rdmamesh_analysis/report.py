@@ -175,6 +175,8 @@ def build(res, outdir):
                     if c["kind"] == "uplink" else
                     "seen, narrowed by the retest to its NIC (the others fine alone): ") if c.get("narrowed") else
                    "seen, part of its node's counted cause: " if c.get("within") else
+                   "seen, not counted by the retest (alone it is slow only toward a counted part of the other "
+                   "side: that part's evidence): " if c.get("explained") else
                    "seen, undecided by the retest: " if c.get("undecided") else
                    "seen, not counted: ") + c["text"] + alone(c) for c in causes if not c.get("counted")]
         lines += [f"drain {d['node']}: {d['reason']}" for d in v.get("drain", [])]

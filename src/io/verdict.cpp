@@ -101,6 +101,7 @@ json cause_json(std::string_view kind, std::string_view basis, bool counted, std
           {"narrowed", false},
           {"within", false},
           {"undecided", false},
+          {"explained", false},
           {"alone", nullptr},
           {"text", std::move(text)},
           {"runs", json::array()},
@@ -157,6 +158,9 @@ std::string seen_as(const stats::folded_cause& c) {
     return "seen, narrowed by the retest to the node(s) under it slow alone (the others fine alone): ";
   if (c.narrowed) return "seen, narrowed by the retest to its NIC (the others fine alone): ";
   if (c.within) return "seen, part of its node's counted cause: ";
+  if (c.explained)
+    return "seen, not counted by the retest (alone it is slow only toward a counted part of the other side: that "
+           "part's evidence): ";
   if (c.undecided && !std::isnan(c.held_cpu)) {
     return fmt::format(
         "seen, undecided by the retest (alone its pairs were held back by their host, {:.0f} % of a CPU against the "
@@ -267,6 +271,7 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
     j["narrowed"] = c.narrowed;
     j["within"] = c.within;
     j["undecided"] = c.undecided;
+    j["explained"] = c.explained;
     j["runs"] = c.runs;
     j["run_labels"] = c.labels;
     j["pairs"] = c.pairs;

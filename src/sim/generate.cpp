@@ -95,23 +95,14 @@ noise_model emulator_noise() {
   // 2026-11-27): sender spread median 0.037 (log-sd 1.36), receiver 0.001 (1.61), pairs nothing
   // beyond their counts; 6.2 % of senders beyond 3 spreads of their run and 4.3 % beyond 5 (of
   // six draws a t of 3 degrees of freedom puts 6.6 % and 2.5 % there, a normal 4.4 % and 1.3 %)
-  // tools/fit-noise --retest over 12 healthy 3 x 2 jobs run with --retest --slow 97 (159 healthy
-  // pairs alone, 2026-11-27): a pair alone keeps nothing of its run's effects (slope 0.03) and
-  // spreads 0.18 (0.155 pinned, 0.22 unpinned): the retest's rounds still share two vCPUs
-  // tools/fit-noise --retest over 28 healthy jobs of 3 x 2, 4 x 2 and 4 x 1 ranks run with --retest
-  // --slow 99, default binding (447 pairs alone, 2026-12-04): two pairs alone that share a receiver
-  // vary together by 0.08^2 beyond two that share no rank, two that share a sender not at all; of
-  // the 0.18, 0.08 is then the receiver's, the rest the pair's. 0.08 is a standard deviation: a t
-  // of 3 degrees (the effects' tails) has it at a scale of 0.08 / sqrt(3)
-  // tools/fit-noise --retest over 10 healthy 3 x 2 jobs, default binding (pinned by local rank:
-  // every node's local rank k on vCPU k of the VM's 2), -s 4K and 16K -Q 1 --retest --slow 99,
-  // each retest measured twice (480 pairs alone, 2026-12-07), each pair about the centre of its
-  // path as rdmamesh reads it: on one vCPU a pair spreads 0.07 (0.06 its own, the two vCPUs'
-  // paths apart by 0.04), at 0.61 of the paths between the two (0.53-0.80); between them 0.16,
-  // each way drawn apart (sd 0.36: one way lastingly faster, which way varying by job); a pair
-  // keeps nothing of its run's effects (slope -0.04; 0.27 where the two ways are one path: that
-  // lasting part is the way's, not the ranks'). Two readings of one pair in one retest agree
-  // (correlation 0.89): a second reading would not average its path and ends away.
+  // Alone (the retest's pairs): tools/fit-noise --retest over 10 healthy 3 x 2 jobs, default binding (pinned by local
+  // rank: every node's local rank k on vCPU k of the VM's 2), -s 4K and 16K -Q 1 --retest --slow 99, each retest
+  // measured twice (480 pairs alone, 2026-12-07), each pair about the centre of its path as rdmamesh reads it: on one
+  // vCPU a pair spreads 0.07 (0.06 its own, the two vCPUs' paths apart by 0.04), at 0.61 of the paths between the two
+  // (0.53-0.80); between them 0.16, each way drawn apart (sd 0.36: one way lastingly faster, which way varying by job);
+  // a pair keeps nothing of its run's effects (slope -0.04; 0.27 where the two ways are one path: that lasting part is
+  // the way's, not the ranks'). Two readings of one pair in one retest agree (correlation 0.89): a second reading would
+  // not average its path and ends away.
   return {"emulator", 0.037, 1.36, 0.001, 1.61, 3, 300, 0, 0.16, 0, 0, 2, 0.36, std::log(0.61), 0.04, 0.06};
 }
 

@@ -249,9 +249,9 @@ void add_counted_alone(cause_map& by, std::span<const retested_part> parts,
 
 // A run-named rank, NIC or node takes its parts' word (each side it was named for): counted where
 // one stands, `within` or `narrowed` where the model let a larger or smaller part stand for it,
-// cleared where every one was cleared, undecided otherwise (held back by its host, or its interval
-// across --slow). Parts that stand and that no run named are added, basis retest. False: nothing
-// was retested, and the rules of the runs alone hold.
+// cleared where every one was cleared, `explained` where one was another part's evidence, undecided otherwise (held
+// back by its host, or its interval across --slow). Parts that stand and that no run named are added, basis retest.
+// False: nothing was retested, and the rules of the runs alone hold.
 bool decide_by_model(cause_map& by, std::span<const judged_run> runs, std::span<const std::int32_t> node_of,
                      std::span<const nic_group> nics, job_verdict& v) {
   std::vector<retested_part> parts;
@@ -301,6 +301,8 @@ bool decide_by_model(cause_map& by, std::span<const judged_run> runs, std::span<
       c.narrowed = true;
     } else if (std::ranges::all_of(mine, [](const auto& p) { return p.l->cleared; })) {
       c.cleared = true;
+    } else if (any_of([](const lasting_effect& l) { return l.explained; })) {
+      c.explained = true;
     } else {
       c.undecided = true;
       for (const auto& p : mine)

@@ -189,6 +189,17 @@ TEST_CASE("--retest: a named node counts only where its sends alone are counted,
     CHECK(v.status == health::healthy);
     CHECK(find(v, outlier_kind::node)->undecided);
   }
+  SUBCASE("alone slow only toward a counted part of the other side: that part's evidence, not counted") {
+    auto l = part(outlier_kind::node, 1, -1, {2, 3}, true, 40, false, false);
+    l.explained = true;
+    const std::vector<judged_run> runs{retested(&named, {l})};
+    const auto v = fold(runs, three_nodes);
+    CHECK(v.status == health::healthy);
+    REQUIRE(find(v, outlier_kind::node) != nullptr);
+    CHECK(find(v, outlier_kind::node)->explained);
+    CHECK_FALSE(find(v, outlier_kind::node)->undecided);
+    CHECK_FALSE(find(v, outlier_kind::node)->counted);
+  }
   SUBCASE("its receives counted, its sends named: the sends' word decides the named cause") {
     const std::vector<judged_run> runs{
         retested(&named, {part(outlier_kind::node, 1, -1, {2, 3}, true, 99, false, true),

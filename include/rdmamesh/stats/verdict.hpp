@@ -68,6 +68,8 @@ struct folded_cause {
   bool within = false;      // a rank or NIC of a node whose own cause counts: that node's, named once
   bool undecided = false;   // named by the runs, but alone its pairs were held back by their host (held_cpu):
                             // no test of its network, so nothing is counted or drained on it
+  bool explained = false;   // named by the runs; alone slow only toward a counted part of the other side
+                            // (lasting_effect::explained): that part's evidence, not counted
   explanation why{};        // its category and the evidence behind it (explain, after fold)
   // the retest found its named sides fine alone or held back by their host (its busy ends with
   // less of a CPU than the controls'): the median share of a CPU of those held pairs' busy ends,
