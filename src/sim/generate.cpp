@@ -67,14 +67,21 @@ stats::square<double> generate_alone(const simulated_run& r, const noise_model& 
     std::mt19937_64 g(s);
     return draw_effect(scale, nm.tail, g);
   };
-  // the job's offset of the CPUs a pair runs from and to, the same for every pair between them
+  // the job's offset of the CPUs a pair runs from and to, the same for every pair between them:
+  // drawn once for each ordered pair of CPUs, each from a stream of its own
+  std::vector<double> path_offset(r.cpu_of.empty() ? 0 : std::size_t{nm.cpus} * nm.cpus);
+  for (std::uint64_t i = 0; i < nm.cpus && !path_offset.empty(); ++i) {
+    for (std::uint64_t j = 0; j < nm.cpus; ++j) {
+      std::seed_seq s{seed, std::uint64_t{n}, i, j, std::uint64_t{3}};
+      std::mt19937_64 g(s);
+      path_offset[i * nm.cpus + j] = i == j ? nm.shared_alone + std::normal_distribution<double>(0, nm.shared_path)(g)
+                                            : std::normal_distribution<double>(0, nm.cpu_path)(g);
+    }
+  }
   const auto of_path = [&](std::uint32_t a, std::uint32_t b) {
-    if (r.cpu_of.empty()) return 0.0;
-    const auto i = static_cast<std::uint64_t>(r.cpu_of[a]), j = static_cast<std::uint64_t>(r.cpu_of[b]);
-    std::seed_seq s{seed, std::uint64_t{n}, i, j, std::uint64_t{3}};
-    std::mt19937_64 g(s);
-    return i == j ? nm.shared_alone + std::normal_distribution<double>(0, nm.shared_path)(g)
-                  : std::normal_distribution<double>(0, nm.cpu_path)(g);
+    return path_offset.empty()
+               ? 0.0
+               : path_offset[static_cast<std::size_t>(r.cpu_of[a]) * nm.cpus + static_cast<std::size_t>(r.cpu_of[b])];
   };
   for (const auto& [a, b] : pairs) {
     std::seed_seq of_pair{seed, std::uint64_t{a}, std::uint64_t{b}};
@@ -103,7 +110,22 @@ noise_model emulator_noise() {
   // a pair keeps nothing of its run's effects (slope -0.04; 0.27 where the two ways are one path: that lasting part is
   // the way's, not the ranks'). Two readings of one pair in one retest agree (correlation 0.89): a second reading would
   // not average its path and ends away.
-  return {"emulator", 0.037, 1.36, 0.001, 1.61, 3, 300, 0, 0.16, 0, 0, 2, 0.36, std::log(0.61), 0.04, 0.06};
+  return {.name = "emulator",
+          .sender = 0.037,
+          .sender_sd = 1.36,
+          .receiver = 0.001,
+          .receiver_sd = 1.61,
+          .tail = 3,
+          .msgs = 300,
+          .keep = 0,
+          .alone = 0.16,
+          .alone_send = 0,
+          .alone_recv = 0,
+          .cpus = 2,
+          .cpu_path = 0.36,
+          .shared_alone = std::log(0.61),
+          .shared_path = 0.04,
+          .shared = 0.06};
 }
 
 noise_model nic_noise() {
