@@ -78,6 +78,7 @@ void gather_bandwidth(const context& c, const engine::core& base, rank_run& acc,
   const stats::finder_settings judge{.slow_pct = c.o.slow_pct,
                                      .expect_bps = c.expect_floor_bps,
                                      .counted = c.o.duration_mode(),
+                                     .alpha = c.o.false_alarm_pct / 100,
                                      .max_quantum = plan::cq_mod_for(c.o, r.size, c.window),
                                      .min_pair_s = 0.1};
   if (c.me != 0) {

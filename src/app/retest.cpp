@@ -50,7 +50,7 @@ bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size
       auto job = stats::plan_full_retest(*last->bw, c.classes, model_settings_of(c.o), found, c.node_of, rail_of,
                                          c.nics, c.uplinks);
       plan = std::move(job.pairs);
-      if (c.o.false_alarm_pct > 0) model = std::move(job.model);
+      model = std::move(job.model);
       before = last->bw->tx_bw;
       seconds = round_seconds(c.o, plan, *before, size);
     }

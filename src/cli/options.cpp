@@ -233,9 +233,6 @@ void validate(const options& o) {
   if (o.false_alarm_pct != 0 && !(o.false_alarm_pct > 0 && o.false_alarm_pct < 100)) {
     throw usage_error("--false-alarm must be a percentage between 0 and 100 (exclusive), e.g. --false-alarm 0.1");
   }
-  if (o.false_alarm_pct > 0 && !o.retest) {
-    throw usage_error("--false-alarm sets the retest's level: add --retest");
-  }
   if (!(o.timeout_s > 0 && std::isfinite(o.timeout_s))) {
     throw usage_error("--timeout must be a positive number of seconds");
   }
@@ -419,10 +416,9 @@ void add_output_flags(CLI::App& app, options& o, flag_text& t) {
       "pair of a rank, NIC or node the run named: still slow alone means the link or NIC, fine alone means "
       "contention, undecided (between the two bounds) leaves the run's reading standing");
   app.add_option("--false-alarm", o.false_alarm_pct,
-                 "With --retest, the verdict model decides ranks, NICs and nodes (docs/verdict-model.md): "
-                 "every one the run shows below --slow or names is measured alone beside controls of the same path, "
-                 "and counts only where Holm's test over them all finds it below --slow at this chance, in %, of "
-                 "counting any healthy one in the job (default 0.1)")
+                 "The verdict's false-alarm level (docs/verdict-model.md): the chance, in %, that a run names any "
+                 "healthy part (each run's model tests every part, Holm's step-down over them all), and with "
+                 "--retest that the job counts any healthy one from its pairs alone (default 0.1)")
       ->option_text("PCT");
   app.add_option("--retest-duration", o.retest_duration_s,
                  "Measured seconds of each retest round (default: -D, at most 0.3 s: a pair alone has its ports "
@@ -490,8 +486,8 @@ void apply(const flag_text& t, options& o) {
   if (o.partners == 0) throw usage_error("--partners must be at least 1, e.g. --partners 8");
   if (t.rx_depth->count() && o.rx_depth == 0) throw usage_error("--rx-depth must be at least 1, e.g. -r 512");
   validate(o);
-  // the retest is judged by the verdict model, at its stated level unless the user sets one
-  if (o.retest && o.false_alarm_pct == 0) o.false_alarm_pct = default_false_alarm_pct;
+  // the verdict is judged at its stated level unless the user sets one
+  if (o.false_alarm_pct == 0) o.false_alarm_pct = default_false_alarm_pct;
 }
 
 }  // namespace

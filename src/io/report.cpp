@@ -502,13 +502,13 @@ std::string judged_line(const stats::outlier_report& rep) {
   }
   if (!std::isfinite(rep.threshold_pct)) {
     return fmt::format(
-        "# not judged: {} pair(s) are too few to measure the run's noise (at least 4 that no cause "
-        "explains are needed)",
+        "# not judged: {} pair(s) are too few to measure the run's noise (more than the run's model has "
+        "effects are needed: more ranks, or a mesh)",
         rep.measured);
   }
   const std::string noise = fmt::format(
-      "{} of {} pairs judged against their cohorts' medians; noise ±{:.0f} %: slow below {} for a pair of "
-      "typical count",
+      "{} of {} pairs judged by the run's model (class, sender, receiver); noise ±{:.0f} %: slow below {} for a "
+      "pair of typical count",
       rep.judged, rep.measured, std::expm1(rep.noise) * 100, pct(rep.threshold_pct));
   const auto suspects = std::count_if(rep.found.begin(), rep.found.end(),
                                       [](const stats::outlier& o) { return stats::is_suspect(o.kind, o.basis); });

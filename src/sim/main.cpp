@@ -40,12 +40,12 @@ int replay(const std::string& path, std::uint32_t stated) {
 }
 
 int simulate(const sim::fabric_shape& f, const std::string& noise, const std::string& fault_text, std::uint32_t jobs,
-             std::uint64_t seed, double msgs, bool show_kinds, double model_alpha, std::uint32_t stated, bool retest,
-             double false_alarm, std::optional<std::uint32_t> only) {
+             std::uint64_t seed, double msgs, bool show_kinds, std::uint32_t stated, bool retest, double false_alarm,
+             std::optional<std::uint32_t> only) {
   auto nm = noise == "nic" ? sim::nic_noise() : sim::emulator_noise();
   if (msgs > 0) nm.msgs = msgs;
   const sim::fault x = sim::parse_fault(fault_text);
-  const auto t = sim::run_jobs(f, nm, x, jobs, seed, model_alpha, stated, retest, false_alarm, only);
+  const auto t = sim::run_jobs(f, nm, x, jobs, seed, stated, retest, false_alarm, only);
   const double n = static_cast<double>(t.jobs);
   const double healthy_node_jobs = n * (f.nodes - (x.kind == sim::fault_kind::none ? 0 : 1));
   fmt::print("{:>6} {:>4} {:>5} {:>6} {:>9} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", f.nodes, f.per_node,
@@ -60,7 +60,7 @@ int simulate(const sim::fabric_shape& f, const std::string& noise, const std::st
              fmt::format("{:.1f}", 100.0 * static_cast<double>(t.unjudged) / n), fmt::format("{:.4f}", t.seconds / n));
   // a job with many causes takes longer (a pass over the pairs for each one named): the mean hides it
   if (t.jobs > 1) fmt::print("  judging: slowest job {:.2f} s (job {})\n", t.slowest, t.slowest_job);
-  if (stated > 0 && model_alpha == 0) {
+  if (stated > 0) {
     // what each run states against what the runs did: on a healthy fabric, the two should agree
     fmt::print("  stated false-alarm level, mean over runs: {:.1f} % ({} healthy runs drawn like each); {}\n",
                t.stated_pct / n, stated,
@@ -144,11 +144,6 @@ int main(int argc, char** argv) {
   sim_cmd->add_option("--msgs", msgs, "The median pair's count (default: the noise model's)");
   sim_cmd->add_flag("--header", header, "Print the table's header first");
   bool show_kinds = false;
-  double model_alpha = 0;
-  sim_cmd->add_option("--model", model_alpha,
-                      "Judge by the effects model (issue 42) at this chance of counting a healthy part in a job, "
-                      "e.g. 0.001, instead of today's finder and fold; with --retest, the parts a run shows below "
-                      "--slow are measured alone and counted by that evidence");
   sim_cmd->add_flag("--kinds", show_kinds, "Below the row, the wrong causes counted, by kind");
   std::uint32_t stated = 0;
   sim_cmd->add_option("--stated", stated,
@@ -158,13 +153,12 @@ int main(int argc, char** argv) {
   sim_cmd->add_flag(
       "--retest", retest,
       "Each job runs --retest, as the health job does: its slow and named pairs measured alone (with the noise "
-      "model's alone spread) and the verdict folded with them (with --model: the model's retest)");
+      "model's alone spread) and the verdict folded with them");
   double false_alarm_pct = 0;
   sim_cmd
       ->add_option("--false-alarm", false_alarm_pct,
-                   "With --retest, as rdmamesh --retest --false-alarm PCT: the verdict model decides ranks, NICs and "
-                   "nodes from their pairs alone, at this chance (%) of counting any healthy one in a job (0: "
-                   "rdmamesh's default, 0.1)")
+                   "As rdmamesh --false-alarm PCT: the chance (%) of naming any healthy part in a run, and with "
+                   "--retest of counting one from its pairs alone in a job (0: rdmamesh's default, 0.1)")
       ->check(CLI::Range(0.0, 99.0));
   std::optional<std::uint32_t> only;
   sim_cmd->add_option("--only-job", only,
@@ -192,8 +186,7 @@ int main(int argc, char** argv) {
                  "unjudged", "judge s");
     if (only && *only >= jobs)
       throw std::invalid_argument(fmt::format("--only-job {}: a job from 0 to --jobs - 1 ({})", *only, jobs - 1));
-    return simulate(f, noise, fault_text, jobs, seed, msgs, show_kinds, model_alpha, stated, retest,
-                    false_alarm_pct / 100, only);
+    return simulate(f, noise, fault_text, jobs, seed, msgs, show_kinds, stated, retest, false_alarm_pct / 100, only);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rdmamesh-sim: %s\n", e.what());
     return 2;

@@ -63,50 +63,16 @@ std::vector<stats::switch_group> uplinks_of(const std::vector<std::int32_t>& lea
   return uplinks;
 }
 
-stats::folded_cause as_cause(const stats::model_cause& m) {
-  stats::folded_cause c;
-  c.kind = m.kind;
-  c.node = m.node;
-  c.rank = m.rank;
-  c.peer = m.kind == stats::outlier_kind::nic ? m.rail : -1;
-  c.counted = true;
-  return c;
-}
-
-// The effects model's verdict on one run: named by the run alone at alpha, or with `retest`, the
-// parts the run shows below --slow measured alone and counted by that evidence.
-judged judge_by_model(const simulated_run& r, double alpha, const retest_source* retest) {
-  judged j;
-  const stats::model_settings s{.alpha = alpha};
-  if (retest == nullptr) {
-    for (const auto& m : stats::find_by_model(r.m, r.node_of, s, r.rail_of)) j.verdict.causes.push_back(as_cause(m));
-    return j;
-  }
-  const auto n = static_cast<std::uint32_t>(r.node_of.size());
-  const auto uplinks = uplinks_of(r.leaf_of, r.pod_of);
-  const auto nics = stats::nic_groups(r.node_of, r.rail_of);
-  const stats::pair_classes classes(n, r.node_of, uplinks, nics, r.cpu_of);
-  const auto plan = stats::plan_model_retest(r.m, r.node_of, r.rail_of, classes, s);
-  if (plan.screened.empty()) return j;
-  const auto pairs = plan.all();
-  j.alone = pairs.size();
-  // a pair that moved nothing alone reads half a message over the simulated second
-  const auto ls = stats::judge_model_retest(plan, retest->alone(pairs), classes, s, 4096.0 / 2);
-  for (const auto& l : ls) {
-    if (l.counted && !l.within && !l.narrowed) j.verdict.causes.push_back(as_cause(l.part));
-  }
-  return j;
-}
-
 }  // namespace
 
 judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std::uint64_t cq_mod,
              const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of, double slow_pct,
              const std::vector<std::int32_t>& leaf_of, std::uint32_t stated_draws, const retest_source* retest,
-             const std::vector<std::int32_t>& pod_of, const std::vector<std::int32_t>& cpu_of) {
+             const std::vector<std::int32_t>& pod_of, const std::vector<std::int32_t>& cpu_of, double alpha) {
   const auto nics = stats::nic_groups(node_of, rail_of);
   const auto uplinks = uplinks_of(leaf_of, pod_of);
-  const stats::finder_settings s{.slow_pct = slow_pct, .counted = counted, .max_quantum = cq_mod, .min_pair_s = 0.1};
+  const stats::finder_settings s{
+      .slow_pct = slow_pct, .counted = counted, .alpha = alpha, .max_quantum = cq_mod, .min_pair_s = 0.1};
   judged j;
   j.report = stats::find_outliers(m, size, node_of, s, uplinks, nics);
   stats::judged_run run{0, "mesh", &j.report, stats::is_judged(j.report), {}, {}, {}, false, 0};
@@ -196,8 +162,7 @@ bool drawn_slow(const stats::folded_cause& c, const simulated_run& r, const nois
 }  // namespace
 
 tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std::uint32_t jobs, std::uint64_t seed,
-               double model_alpha, std::uint32_t stated_draws, bool retest, double false_alarm,
-               std::optional<std::uint32_t> only) {
+               std::uint32_t stated_draws, bool retest, double false_alarm, std::optional<std::uint32_t> only) {
   std::mt19937_64 g(seed);
   tally t;
   for (std::uint32_t j = 0; j < jobs; ++j) {
@@ -213,9 +178,8 @@ tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std
                               },
                               false_alarm > 0 ? false_alarm : default_false_alarm_pct / 100};
     const auto t0 = std::chrono::steady_clock::now();
-    auto v = model_alpha > 0 ? judge_by_model(r, model_alpha, retest ? &alone : nullptr)
-                             : judge(r.m, 4096, true, 1, r.node_of, r.rail_of, 90, r.leaf_of, stated_draws,
-                                     retest ? &alone : nullptr, r.pod_of, r.cpu_of);
+    auto v = judge(r.m, 4096, true, 1, r.node_of, r.rail_of, 90, r.leaf_of, stated_draws, retest ? &alone : nullptr,
+                   r.pod_of, r.cpu_of, alone.false_alarm);
     t.retested += v.alone > 0;
     t.alone += v.alone;
     t.run_named += std::ranges::any_of(v.report.found, stats::names_a_cause);
@@ -229,7 +193,7 @@ tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std
       t.slowest_job = j;
     }
     ++t.jobs;
-    t.unjudged += model_alpha == 0 && !std::isfinite(v.report.threshold_pct);
+    t.unjudged += !std::isfinite(v.report.threshold_pct);
     bool hit = false, other = false;
     std::set<std::int32_t> drained, slow_drained;
     for (const auto& c : v.verdict.causes) {

@@ -519,24 +519,18 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
     test_part(f, slow);
     out.push_back(std::move(f.l));
   }
-  // Holm over every part and link the run chose: the i-th smallest p against alpha / (m - i)
-  struct tested {
-    double p;
-    bool* counted;
-    double* bar;  // a part's: the bar it passed (a link's: none)
-  };
-  std::vector<double> bar(out.size(), s.alpha);
-  std::vector<tested> family;
+  // Holm over every part and link the run chose
+  std::vector<double> p, bar(out.size(), s.alpha);
+  std::vector<std::pair<bool*, double*>> family;  // a part's count and the bar it passed (a link: none)
   for (std::size_t i = 0; i < out.size(); ++i)
-    if (!plan.naming[i]) family.push_back({out[i].p_slow, &out[i].counted, &bar[i]});
+    if (!plan.naming[i]) p.push_back(out[i].p_slow), family.emplace_back(&out[i].counted, &bar[i]);
   for (auto& v : links)
-    if (v.named && !v.starved) family.push_back({v.p_slow, &v.counted, nullptr});
-  std::ranges::stable_sort(family, {}, &tested::p);
+    if (v.named && !v.starved) p.push_back(v.p_slow), family.emplace_back(&v.counted, nullptr);
+  const auto passed = holm(p, s.alpha);
   for (std::size_t r = 0; r < family.size(); ++r) {
-    const double at = s.alpha / static_cast<double>(family.size() - r);
-    if (!(family[r].p < at)) break;
-    *family[r].counted = true;
-    if (family[r].bar) *family[r].bar = at;
+    if (!(passed[r] > 0)) continue;
+    *family[r].first = true;
+    if (family[r].second) *family[r].second = passed[r];
   }
   // a part retested only to name inside a counted one counts at alpha alone: which part of a
   // counted whole is slow moves no drain (the whole's node is drained either way)

@@ -2,7 +2,27 @@
 
 #include "rdmamesh/stats/outliers.hpp"
 
+#include <map>
+#include <set>
+#include <utility>
+
 namespace rdmamesh::stats {
+
+std::vector<nic_group> nic_groups(std::span<const std::int32_t> node_of, std::span<const std::int32_t> rail_of) {
+  const std::size_t n = std::min(node_of.size(), rail_of.size());
+  std::map<std::pair<std::int32_t, std::int32_t>, std::vector<std::uint32_t>> by;  // (node, rail) -> ranks
+  std::map<std::int32_t, std::set<std::int32_t>> rails_of_node;
+  for (std::size_t r = 0; r < n; ++r) {
+    if (rail_of[r] < 0) continue;
+    by[{node_of[r], rail_of[r]}].push_back(static_cast<std::uint32_t>(r));
+    rails_of_node[node_of[r]].insert(rail_of[r]);
+  }
+  std::vector<nic_group> out;
+  for (auto& [key, m] : by) {
+    if (rails_of_node[key.first].size() >= 2) out.push_back({key.first, key.second, std::move(m)});
+  }
+  return out;
+}
 
 pair_classes::pair_classes(std::uint32_t n, std::span<const std::int32_t> node_of,
                            std::span<const switch_group> uplinks, std::span<const nic_group> nics,
@@ -20,27 +40,9 @@ pair_classes::pair_classes(std::uint32_t n, std::span<const std::int32_t> node_o
   }
 }
 
-template <class Crossed>
-void pair_classes::each_crossed(std::uint32_t a, std::uint32_t b, Crossed crossed) const {
-  // the uplinks over exactly one end, ascending: a merge of the two short lists
-  const auto& x = over_[a];
-  const auto& y = over_[b];
-  std::size_t i = 0, j = 0;
-  while (i < x.size() || j < y.size()) {
-    if (j == y.size() || (i < x.size() && x[i] < y[j])) {
-      crossed(x[i++], true);  // over a: up out of a's subtree
-    } else if (i == x.size() || y[j] < x[i]) {
-      crossed(y[j++], false);
-    } else {
-      ++i;
-      ++j;
-    }
-  }
-}
-
 int pair_classes::operator()(std::uint32_t a, std::uint32_t b) const {
   int c = across_nodes(node_, a, b) ? 1 : 0;
-  if (c > 0) each_crossed(a, b, [&](std::uint32_t, bool) { ++c; });
+  if (c > 0) each_crossed(over_[a], over_[b], [&](std::uint32_t, bool) { ++c; });
   const bool railed = a < rail_.size() && b < rail_.size() && rail_[a] >= 0 && rail_[b] >= 0;
   return c + (railed && rail_[a] != rail_[b] ? rails_key : 0);
 }
@@ -53,7 +55,7 @@ int pair_classes::path(std::uint32_t a, std::uint32_t b) const {
     h *= 16777619U;
   };
   mix(static_cast<std::uint32_t>((*this)(a, b)));
-  each_crossed(a, b, [&](std::uint32_t i, bool up) { mix(2 * i + (up ? 1 : 0)); });
+  each_crossed(over_[a], over_[b], [&](std::uint32_t i, bool up) { mix(2 * i + (up ? 1 : 0)); });
   // where both ends are pinned to CPUs they share with other ranks of their kernel: alone, a pair
   // whose two ends share one runs on one core's time, and a pair between two of them at a speed
   // that depends on which two and which way (a kernel does not spread its network work evenly

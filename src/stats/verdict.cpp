@@ -89,10 +89,6 @@ std::set<std::int32_t> culprits_of(const auto& by, std::span<const std::int32_t>
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 using cause_key = std::tuple<outlier_kind, outlier_basis, std::int32_t, std::int32_t, std::int32_t>;
 using cause_map = std::map<cause_key, folded_cause>;
 
@@ -217,20 +213,11 @@ void add_counted_alone(cause_map& by, std::span<const retested_part> parts,
   for (const auto& [l, run] : parts) {
     if (!l->stands() || named.contains(l)) continue;
     const auto& part = l->part;
-    folded_cause c{part.kind,
-                   outlier_basis::retest,
-                   part.node,
-                   part.kind == outlier_kind::rank ? part.rank : -1,
-                   part.kind == outlier_kind::nic ? part.rail : -1,
-                   {},
-                   {},
-                   nan,
-                   nan,
-                   nan,
-                   nan,
-                   0,
-                   0,
-                   true};
+    folded_cause c;
+    std::tie(c.kind, c.basis, c.node, c.counted) = std::tuple{part.kind, outlier_basis::retest, part.node, true};
+    c.rank = part.kind == outlier_kind::rank ? part.rank : -1;
+    c.peer = part.kind == outlier_kind::nic ? part.rail : -1;
+    c.send_lo = c.send_hi = c.recv_lo = c.recv_hi = nan;
     add_run(c, run->index, run->label);
     const double pct = 100 * std::exp(l->effect);
     (part.sends ? c.send_lo : c.recv_lo) = pct;

@@ -38,7 +38,6 @@ run "zero size"           2 "--size must be at least 1"          -- -np 2 "$bin"
 run "zero depth"          2 "--tx-depth must be at least 1"      -- -np 2 "$bin" -t 0
 run "unknown flag"        2 "--bogus.*--help"                    -- -np 2 "$bin" --bogus
 run "unknown op"          2 "atomic"                             -- -np 2 "$bin" --op atomic
-run "false-alarm alone"   2 "--false-alarm.*add --retest"       -- -np 2 "$bin" --false-alarm 0.1
 run "false-alarm 100"     2 "--false-alarm must be a percentage" -- -np 2 "$bin" --retest --false-alarm 100
 run "-n with -D"          2 "excludes"                           -- -np 2 "$bin" -n 10 -D 1
 run "single rank"         2 "at least 2 ranks.*mpirun -np N"     -- -np 1 "$bin"

@@ -59,17 +59,19 @@ false_alarms stated_for(const run_matrices& m) {
 
 }  // namespace
 
-TEST_CASE("a quiet run states a low false-alarm level, a noisy one a high one, and the same run the same figure") {
+TEST_CASE("a run states the level its model holds, quiet or noisy, and the same run the same figure") {
   const auto quiet = stated_for(fa_run(0.03, 1));
   CHECK(quiet.drawn == 200);
   CHECK(quiet.pct() <= 2);
   const std::string line = io::false_alarm_line(quiet);
   CHECK(line.starts_with("# false alarms: a healthy fabric as noisy as this run has a cause named in "));
-  // ranks whose sends differ by a fifth (what a shared CPU does on the emulated cluster)
+  // ranks whose sends differ by a fifth (what a shared CPU does on the emulated cluster): the
+  // model measures how far the run's healthy parts stray and tests against that, so the noisy
+  // run holds about the same level (the old finder's fixed bounds named a cause in 5-10 %)
   const std::vector<double> uneven{1.0, 0.8, 1.2, 0.9, 1.15, 0.85};
   const auto noisy = stated_for(fa_run(0.03, 1, 2000, uneven));
-  CHECK(noisy.pct() >= 5);
-  CHECK(noisy.pct() > quiet.pct() + 4);
+  CHECK(noisy.drawn == 200);
+  CHECK(noisy.pct() <= 5);
   CHECK(io::false_alarm_line(noisy).find(fmt::format("({} of 200 drawn", noisy.named)) != std::string::npos);
   const auto again = stated_for(fa_run(0.03, 1, 2000, uneven));
   CHECK(again.named == noisy.named);
@@ -134,13 +136,14 @@ TEST_CASE("a run the finder could not judge states nothing") {
 }
 
 TEST_CASE("on simulated healthy runs, the level each run states agrees with how often such runs had a cause named") {
-  // the emulated cluster's fitted noise, 3 nodes x 2: about a fifth of healthy runs name a cause
-  const auto t = sim::run_jobs({.nodes = 3, .per_node = 2}, sim::emulator_noise(), {}, 200, 11, 0, 40);
+  // the emulated cluster's fitted noise, 3 nodes x 2: a healthy run names a cause at most a few
+  // times in 200 (the old finder: about a fifth)
+  const auto t = sim::run_jobs({.nodes = 3, .per_node = 2}, sim::emulator_noise(), {}, 200, 11, 40);
   const double measured = 100.0 * static_cast<double>(t.run_named) / static_cast<double>(t.jobs);
   const double stated = t.stated_pct / static_cast<double>(t.jobs);
   CAPTURE(measured);
   CAPTURE(stated);
-  CHECK(measured >= 10);
+  CHECK(measured <= 3);
   // stated is a mean over 8 000 draws, measured a count over 200 jobs: held to what that count's
   // own sampling error allows (3 standard errors of a binomial at the stated rate), not to a
   // fixed share of it, which a new random stream alone could cross

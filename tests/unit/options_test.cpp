@@ -110,7 +110,7 @@ TEST_CASE("bad input is rejected with the flag named") {
   check_rejected({"--retest", "--retest-duration", "-1"}, "--retest-duration must be a positive");
 }
 
-TEST_CASE("--retest is judged by the model at 0.1 % unless --false-alarm says; without a retest there is none") {
+TEST_CASE("the verdict is judged at 0.1 % unless --false-alarm says, with or without --retest") {
   const auto plain = parse({"--retest"});
   REQUIRE(plain.opts.has_value());
   CHECK(plain.opts->false_alarm_pct == doctest::Approx(0.1));
@@ -119,7 +119,10 @@ TEST_CASE("--retest is judged by the model at 0.1 % unless --false-alarm says; w
   CHECK(asked.opts->false_alarm_pct == doctest::Approx(1.0));
   const auto none = parse({});
   REQUIRE(none.opts.has_value());
-  CHECK(none.opts->false_alarm_pct == 0);
+  CHECK(none.opts->false_alarm_pct == doctest::Approx(0.1));
+  const auto run_only = parse({"--false-alarm", "0.01"});
+  REQUIRE(run_only.opts.has_value());
+  CHECK(run_only.opts->false_alarm_pct == doctest::Approx(0.01));
 }
 
 TEST_CASE("--false-alarm is the job's: its level is shared by every mesh, shift or spread run of every size") {

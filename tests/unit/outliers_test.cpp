@@ -510,10 +510,13 @@ TEST_CASE("--topology: with two leaves the spine's pairs have nothing beside the
                          "way): up at "));
 }
 
-TEST_CASE("--topology: an uplink slow one way is one cause, though its acknowledgements slow one node's receives") {
+TEST_CASE(
+    "--topology: an uplink slow one way is named for that way, first, though acknowledgements slow a node's receives") {
   // leaf0's way up at 25 %; what comes down to node1 waits on acknowledgements going up (60 %),
   // while node0, with the CPU that frees, receives faster (130 %): the way down as a whole is not
-  // slow, node1's receives alone are (the VM's shaped leaf once read so)
+  // slow, node1's receives alone are (the VM's shaped leaf once read so). The model reads the way
+  // up as the uplink's and node1's receives from outside its leaf as node1's own: a second,
+  // weaker cause, which the retest decides (alone, its pairs' acknowledgements still go up)
   run r(12, nodes_of(6, 2), 2000);
   r.jitter(0.1, 3);
   const auto up = leaves(r.node_of, {0, 0, 1, 1, 2, 2});
@@ -524,10 +527,16 @@ TEST_CASE("--topology: an uplink slow one way is one cause, though its acknowled
     }
   }
   const auto rep = find_with(r, up);
-  REQUIRE(named(rep) == 1);
+  REQUIRE(named(rep) >= 1);
   CHECK(rep.found[0].kind == outlier_kind::uplink);
   CHECK(rep.found[0].node == 0);
+  CHECK(rep.found[0].send_pct == doctest::Approx(25).epsilon(0.2));
   CHECK(std::isnan(rep.found[0].recv_pct));
+  for (std::size_t i = 1; i < rep.found.size(); ++i) {
+    CHECK(rep.found[i].kind == outlier_kind::node);
+    CHECK(rep.found[i].node == 1);
+    CHECK(std::isnan(rep.found[i].send_pct));
+  }
 }
 
 TEST_CASE("two NICs per node: one NIC's sends slow names that NIC, not its node or rank; both NICs slow, the node") {
@@ -564,23 +573,17 @@ TEST_CASE("two NICs per node: one NIC's sends slow names that NIC, not its node 
   for (std::uint32_t a = 0; a < 6; ++a)
     for (std::uint32_t b = 0; b < 6; ++b)
       if (a != b) vm.set(a, b, msgs[a][b]);
+  // at ±50 % noise (the model's residual scale here 0.41) its four pairs each way are not beyond
+  // the run's noise at 0.1 % over the run's 18 parts (p 0.007): nothing is named, and no rank
+  // ever is (a rank alone on its NIC is that NIC)
   const auto rep = find_outliers(vm.m, size, vm.node_of, {.slow_pct = 90, .counted = true}, {}, nics);
-  int rank3 = 0;
-  for (const auto& o : rep.found) {
-    const std::string kind = to_string(o.kind);
-    CAPTURE(kind);
-    CHECK(o.kind != outlier_kind::rank);
-    if (o.kind != outlier_kind::nic || o.node != 1 || o.peer != 1) continue;
-    ++rank3;
-    CHECK(o.send_pct < 50);
-    CHECK(o.recv_pct < 70);
-  }
-  CHECK(rank3 == 1);
+  CHECK(named(rep) == 0);
+  CHECK(std::ranges::none_of(rep.found, [](const outlier& o) { return o.kind == outlier_kind::rank; }));
   // a node's one slow NIC in a noisy run, its sibling a little slow too (they share the node's
-  // CPU): the sibling's pairs fall under --slow % without being beyond the noise, and the node
-  // explained more slow pairs than the NIC did (7 against 5: a health job's mesh named node2 for
-  // one shaped NIC). The node is named only where each of its NICs is beyond the noise on its
-  // own; now and then the sibling's four pairs all draw low and it is (then both NICs are slow)
+  // CPU): the sibling's pairs fall under --slow % without being beyond the noise. The node is
+  // named only where each of its NICs is named on its own; at ±20 % the slow NIC's four pairs at
+  // 40 % are beyond the noise at the run's level in about half of the runs (seeded: the same runs
+  // each time), never the node for it
   int as_node = 0, as_nic = 0;
   for (unsigned seed = 1; seed <= 50; ++seed) {
     run noisy(6, nodes_of(3, 2));
@@ -595,8 +598,8 @@ TEST_CASE("two NICs per node: one NIC's sends slow names that NIC, not its node 
       return o.kind == outlier_kind::nic && o.node == 1 && o.peer == 1 && o.send_pct < 60;
     });
   }
-  CHECK(as_node <= 7);  // 21 of 50 before
-  CHECK(as_nic >= 40);  // 27 of 50 before
+  CHECK(as_node == 0);
+  CHECK(as_nic >= 20);  // 24 of 50 at 0.1 %
   // a node that drives one NIC has no NIC apart from itself
   CHECK(nic_groups(nodes_of(3, 2), std::vector<std::int32_t>{0, 0, 0, 1, 0, 0}).size() == 2);
 }

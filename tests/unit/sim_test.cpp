@@ -78,7 +78,7 @@ TEST_CASE("a simulated shift plays every pair once, alone, in N-1 rounds each a 
   }
   // each pair alone moves what a spread pair does, N - 1 times a mesh pair's count
   CHECK(stats::median_of(std::vector<double>(r.m.tx_msgs.v.begin(), r.m.tx_msgs.v.end())) > 100000);
-  const auto t = sim::run_jobs(f, sim::nic_noise(), sim::parse_fault("node:70"), 20, 61, 0, 0, true);
+  const auto t = sim::run_jobs(f, sim::nic_noise(), sim::parse_fault("node:70"), 20, 61, 0, true);
   CHECK(t.named == 20);
   CHECK(t.false_jobs == 0);
 }
@@ -171,21 +171,21 @@ TEST_CASE("a simulated retest: pairs alone into one rank share its effect alone,
 }
 
 TEST_CASE("with --retest, emulated healthy jobs rarely count a cause; a real fabric's node at 85 % stays named") {
-  // the retest redraws the emulator's contention (fitted: pairs alone keep nothing of it): 3-6 %
-  // of healthy 3 x 2 jobs count a cause from their one run, under 1 % after the retest
+  // one run of the emulator's contention names a healthy part at most about as often as its
+  // level says (0.1 % a run, the model's yardstick the run's own spread: 1 of 500 here), and the
+  // retest, which redraws that contention alone, keeps it so
   const sim::fabric_shape f{.nodes = 3, .per_node = 2, .rails = 1};
   const auto once = sim::run_jobs(f, sim::emulator_noise(), {}, 500, 21);
-  const auto retested = sim::run_jobs(f, sim::emulator_noise(), {}, 500, 21, 0, 0, true);
-  CHECK(once.false_jobs >= 10);
+  const auto retested = sim::run_jobs(f, sim::emulator_noise(), {}, 500, 21, 0, true);
+  CHECK(once.false_jobs <= 5);
   CHECK(retested.false_jobs <= 6);
-  CHECK(3 * retested.false_jobs < once.false_jobs);
   CHECK(retested.retested > 0);
   // a real NIC fabric's pairs alone agree to about 1 %: a node at 85 % alone is below --slow
   // beyond chance and counted (the model names it in 93-94 % of 4 000 simulated jobs, one of its
   // ranks instead in 2 %: the same node drained)
-  const auto sick = sim::run_jobs(f, sim::nic_noise(), sim::parse_fault("node:85"), 200, 22, 0, 0, true);
+  const auto sick = sim::run_jobs(f, sim::nic_noise(), sim::parse_fault("node:85"), 200, 22, 0, true);
   CHECK(sick.named >= 180);
-  const auto healthy = sim::run_jobs(f, sim::nic_noise(), {}, 300, 23, 0, 0, true);
+  const auto healthy = sim::run_jobs(f, sim::nic_noise(), {}, 300, 23, 0, true);
   CHECK(healthy.false_jobs == 0);
 }
 
@@ -194,10 +194,10 @@ TEST_CASE("emulated nodes pinned onto one kernel's CPUs: a port at half is named
   // one between two, and one way between the two lastingly faster. Read by those paths, a node's
   // sends at half stand out of its controls (96.8 % of 2 000 jobs; read as one path, 37 %)
   const sim::fabric_shape f{.nodes = 3, .per_node = 2, .rails = 1};
-  const auto sick = sim::run_jobs(f, sim::emulator_noise(), sim::parse_fault("node:50"), 300, 71, 0, 0, true);
+  const auto sick = sim::run_jobs(f, sim::emulator_noise(), sim::parse_fault("node:50"), 300, 71, 0, true);
   CHECK(sick.named >= 270);
   // issue 42's bar on the emulator: at most 1 false drain per 1 000 healthy node-jobs
-  const auto healthy = sim::run_jobs(f, sim::emulator_noise(), {}, 1000, 72, 0, 0, true);
+  const auto healthy = sim::run_jobs(f, sim::emulator_noise(), {}, 1000, 72, 0, true);
   CHECK(healthy.false_nodes <= 3);
 }
 
@@ -205,14 +205,14 @@ TEST_CASE("the model with its retest: healthy jobs count a part at most as often
   // alpha is the chance of counting any healthy part in a job: 2 000 healthy 3 x 2 jobs at 0.003
   // expect 6 at most; the retest's pairs alone, not the run's contention, decide
   const sim::fabric_shape f{.nodes = 3, .per_node = 2, .rails = 1};
-  const auto healthy = sim::run_jobs(f, sim::emulator_noise(), {}, 2000, 31, 0.003, 0, true);
+  const auto healthy = sim::run_jobs(f, sim::emulator_noise(), {}, 2000, 31, 0, true, 0.003);
   CHECK(healthy.false_jobs <= 12);
   CHECK(healthy.retested > 200);  // the runs did show parts below --slow: the retest cleared them
   // a rank at half, which one run can never tell from the emulator's contention, is found alone
-  const auto rank = sim::run_jobs(f, sim::emulator_noise(), sim::parse_fault("rank:50"), 500, 32, 0.003, 0, true);
+  const auto rank = sim::run_jobs(f, sim::emulator_noise(), sim::parse_fault("rank:50"), 500, 32, 0, true, 0.003);
   CHECK(rank.named >= 375);
   // on a real fabric's noise a node at 70 % is named whenever its run shows it
-  const auto nic = sim::run_jobs(f, sim::nic_noise(), sim::parse_fault("node:70"), 300, 33, 0.001, 0, true);
+  const auto nic = sim::run_jobs(f, sim::nic_noise(), sim::parse_fault("node:70"), 300, 33, 0, true, 0.001);
   CHECK(nic.named >= 297);
   CHECK(nic.false_jobs <= 1);
 }
@@ -224,9 +224,9 @@ TEST_CASE("a spread run judged from its pairs only reads as the same run held N 
        {std::pair{sim::emulator_noise(), "nic:50"}, std::pair{sim::nic_noise(), "uplink:50"}}) {
     sim::fabric_shape f{
         .nodes = 24, .per_node = 2, .rails = 2, .leaves = 4, .pattern = pattern_kind::spread, .partners = 6};
-    const auto sparse = sim::run_jobs(f, noise, sim::parse_fault(fault), 25, 51, 0, 0, true);
+    const auto sparse = sim::run_jobs(f, noise, sim::parse_fault(fault), 25, 51, 0, true);
     f.dense = true;
-    const auto dense = sim::run_jobs(f, noise, sim::parse_fault(fault), 25, 51, 0, 0, true);
+    const auto dense = sim::run_jobs(f, noise, sim::parse_fault(fault), 25, 51, 0, true);
     CHECK(sparse.named == dense.named);
     CHECK(sparse.named > 0);
     CHECK(sparse.false_jobs == dense.false_jobs);
@@ -239,19 +239,20 @@ TEST_CASE("a spread run judged from its pairs only reads as the same run held N 
 }
 
 TEST_CASE("the simulator tells a false drain from a part its noise model drew slow by --slow's definition") {
-  // ranks far apart in the run, one run judged alone: it drains the slowest nodes
+  // ranks far apart in the run, one run judged alone at a loose level (20 % a run): it drains
+  // the slowest nodes
   auto spread_out = sim::nic_noise();
   spread_out.sender = spread_out.receiver = 0.15;
   const sim::fabric_shape f{.nodes = 8, .per_node = 1, .rails = 1};
   // each keeping all of its run's effect alone: most of what is drained is lastingly slow
   spread_out.keep = 1;
-  const auto kept = sim::run_jobs(f, spread_out, {}, 60, 41);
+  const auto kept = sim::run_jobs(f, spread_out, {}, 60, 41, 0, false, 0.2);
   REQUIRE(kept.false_nodes > 0);
   CHECK(2 * kept.drawn_slow_nodes > kept.false_nodes);
   CHECK(kept.drawn_slow_nodes <= kept.false_nodes);
   // the same runs, keeping nothing alone: the same drains, none of them slow by definition
   spread_out.keep = 0;
-  const auto passing = sim::run_jobs(f, spread_out, {}, 60, 41);
+  const auto passing = sim::run_jobs(f, spread_out, {}, 60, 41, 0, false, 0.2);
   CHECK(passing.false_nodes == kept.false_nodes);
   CHECK(passing.drawn_slow_nodes == 0);
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the emulated 3-node RoCE cluster (tools/softroce-vm --nodes 3; this runs on node1): verdicts
-# people act on. Healthy jobs (-n with one rank per node, mesh and shift, 16 KiB and 1 MiB;
+# people act on. Healthy jobs (-n, four ranks on three nodes, mesh and shift, 16 KiB and 256 KiB;
 # every WR signaled under -D) read healthy, with no `# slow:` line and exit 0 (vm.cluster
 # holds the other shapes across nodes). Faults made by the
 # kernel's traffic control on node2's RoCE port (its root-namespace veth roce2), not by rdmamesh:
@@ -44,7 +44,9 @@ healthy() {
 # vm.cluster; every single-node launch of the suite must exit 0, i.e. read healthy, too)
 # (-n 24: judged, above the finder's 20; a large message crosses the emulated bridge at ~2 MB/s
 # a pair, so 256 KiB, 256 packets each, not 1 MiB: a quarter of the time)
-healthy h3-iters --host node1:1,node2:1,node3:1 -- --pattern mesh,shift --sizes 16K,256K -n 24
+# (four ranks, not three: a 3-rank mesh's six pairs leave one degree of freedom beyond its
+# ranks' effects, too few to measure its noise: not judged)
+healthy h3-iters --host node1:2,node2:1,node3:1 -- --pattern mesh,shift --sizes 16K,256K -n 24
 # six unpinned ranks on the VM's two CPUs: whole ranks differ by a fifth and more with the kernel
 # work each happens to carry, and one run alone then names a healthy rank now and then (2 of
 # about 6 CI runs); the retest runs what it named alone, where that contention is gone, as an
@@ -214,8 +216,10 @@ EOF
   # ranks only: one rank named by one run, a suspect the verdict does not count
   bin=$hostdir/on-quota failed_on="2 3" job_upto 2 quota 5 -- "${three[@]}" "${free[@]}" -- \
     -s 4K -Q 1 -D 2 --warmup 0.3 --bind none
-  grep -qE "^# slow: node node2 \(ranks 2,3\): its sends at [0-9.]+ %" "$tmp/quota.txt" ||
-    fail "quota: node2 is not named by its sends"
+  # by its sends or its receives: both wait on the starved ranks, and which reads beyond the
+  # run's noise varies from launch to launch
+  grep -qE "^# slow: node node2 \(ranks 2,3\): its (sends|receives) at [0-9.]+ %" "$tmp/quota.txt" ||
+    fail "quota: node2 is not named"
   grep -qE "^#     why: host: its ranks had [0-9]+ % of a CPU while measured, the median rank [0-9]+ %" "$tmp/quota.txt" ||
     fail "quota: the counted cause is not the host's"
   later "quota: the verdict file's cause is the host's, node2 to drain" "$here/check_verdict.py" "$tmp/quota.h5" \

@@ -78,7 +78,7 @@ struct options {
   double retest_duration_s = 0;        // a retest round's measured seconds; 0: -D, at most 0.3 s
   double timeout_s = 30.0;             // silence after which a peer is named dead or hung
   double slow_pct = 90.0;              // below this % of its cohort's median (and the noise): slow
-  double false_alarm_pct = 0;          // --retest by the model: the chance of counting any healthy part (0: no retest)
+  double false_alarm_pct = 0;          // the chance of naming any healthy part in a run (--retest: in the job)
   double expect_bps = 0;               // --expect RATE: a floor per pair, bytes/s (0: none)
   double expect_pct = 0;               // --expect PCT%: a floor per pair, % of the job's slowest port rate
   std::string verdict;                 // --verdict FILE: the job's verdict as JSON (default: beside -o)

@@ -40,7 +40,7 @@ judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std
              const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of, double slow_pct = 90,
              const std::vector<std::int32_t>& leaf_of = {}, std::uint32_t stated_draws = 0,
              const retest_source* retest = nullptr, const std::vector<std::int32_t>& pod_of = {},
-             const std::vector<std::int32_t>& cpu_of = {});
+             const std::vector<std::int32_t>& cpu_of = {}, double alpha = 1e-3);
 
 // A counted cause in words: node1, nic1.0 (node, rail), rank3, link2-5.
 std::string describe(const stats::folded_cause& c);
@@ -68,14 +68,13 @@ struct tally {
 // `fault` "none" or KIND:PCT (rank, nic, node, link, uplink, pod); throws std::invalid_argument otherwise.
 fault parse_fault(const std::string& text);
 
-// `model_alpha` > 0: judged by the effects model (stats/model.hpp) at that family-wise level
-// instead of today's finder and fold.
 // `stated_draws` > 0: each run's stated false-alarm level too (stats/false_alarm.hpp), from that
 // many healthy runs drawn like it. `retest`: each job runs --retest, as the health job does;
-// `false_alarm` (a fraction; 0: rdmamesh's default): the retest's level, as --false-alarm.
+// `false_alarm` (a fraction; 0: rdmamesh's default): the verdict's level, as --false-alarm (the
+// run's, and the retest's).
 // `only` (< jobs): every job drawn as usual, only that one judged, to look into it alone.
 tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std::uint32_t jobs, std::uint64_t seed,
-               double model_alpha = 0, std::uint32_t stated_draws = 0, bool retest = false, double false_alarm = 0,
+               std::uint32_t stated_draws = 0, bool retest = false, double false_alarm = 0,
                std::optional<std::uint32_t> only = {});
 
 }  // namespace rdmamesh::sim

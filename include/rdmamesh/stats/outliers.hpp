@@ -1,22 +1,18 @@
-// Which node, rank or link explains a run's slow pairs, and only beyond the run's own noise.
-//
-// Pairs are compared like with like: each with the median of its cohort, the pairs of the same
-// class (within a node, or across nodes, and with --topology by the uplinks the path crosses:
-// within a leaf, through the spine) measured in the same round (or the whole run when a
-// round holds fewer than three of them). A candidate cause (a node's pairs to other nodes, a
-// rank's sends or receives) is tested against the pairs that touch neither it nor a cause
-// already named: a side is named when its median falls below --slow % of the cohort and below
-// -k times how much the reference's ranks differ from one another (the robust spread, 1.4826 x
-// MAD, of their sides' medians; at least the pairs' spread over sqrt(m) for m pairs), combined
-// with the count's own error (a count moves in steps of the run's quantum: CQ moderation,
-// completions the NIC coalesces). The cause that explains the most slow pairs (below --slow %)
-// is named first (a node before its ranks), then the next against what is left; a node with
-// several NICs only where each NIC's pairs are beyond the noise on their own. A single pair
-// nothing larger explains is a link, below -k_link times the spread of the pairs no cause
-// explains. With --topology a switch's uplink is a candidate too: the ranks under it, judged by
-// their pairs out of and into that subtree. Failed pairs are causes of their own. --expect adds an absolute floor per
-// pair: pairs below it are named by the same cover (a side: most of its pairs, at least two, below), even when every
-// pair is (then the cause is the whole fabric).
+// Which node, NIC, rank, uplink or link explains a run's slow pairs, and only beyond the run's own
+// noise: the run's model (model.hpp). Each pair's log rate is its cohort's offset (its class:
+// within a node, across nodes, each uplink crossed, between rails; and its round where the round
+// holds three or more of its class) + its sender's effect + its receiver's effect (+ with
+// --topology and three or more subtrees, each uplink's effect on the pairs it carries up or down)
+// + noise, fit robustly (Huber). Every replaceable part (a node's, a NIC's, a rank's sends and
+// receives; an uplink's way up and down) is tested against "a healthy part of its kind": its
+// effect over how far the run's healthy parts of its kind stray, never over less than its own
+// standard error with its counts' error (a count moves in steps of the run's quantum). All parts
+// of the run are one family: Holm's step-down at --false-alarm's level per run (finder_settings::
+// alpha), and a part is named only below --slow % too. A part stands for its parts where all of
+// them are named or none is. A single pair no named part covers is a link where its residual is
+// beyond the noise in the family of such pairs. Failed pairs are causes of their own. --expect
+// adds an absolute floor per pair: pairs below it are named by the part most of one of whose
+// sides' pairs (at least two) lie below, even when every pair does (then the whole fabric).
 #pragma once
 
 #include <algorithm>
@@ -69,15 +65,15 @@ struct outlier {
 // What a run's pairs were judged against.
 struct outlier_report {
   double median = 0;           // the run's median pair, bytes/s
-  double noise = 0;            // s of the pairs no cause explains (log scale; 0.1: ~10 %)
-  double threshold_pct = 0;    // the bound for a pair of typical count: % of its cohort
+  double noise = 0;            // the model's residual scale (log scale; 0.1: ~10 %)
+  double threshold_pct = 0;    // the bound a single pair of typical count must fall below to be named
   std::uint64_t quantum = 1;   // messages a pair's count moves by
   double median_msgs = 0;      // the median pair's count (duration mode; 0 with -n)
   bool too_few_msgs = false;   // not judged: the median pair counted under finder_settings::min_msgs
   double median_s = 0;         // the median pair's own seconds (-n; 0 in duration mode)
   bool too_short = false;      // not judged: -n and the median pair took under finder_settings::min_pair_s
   std::uint32_t measured = 0;  // pairs that ran and did not fail
-  std::uint32_t judged = 0;    // of those, with a cohort to be compared with
+  std::uint32_t judged = 0;    // of those, fit by the model
   double expect_bps = 0;       // --expect floor per pair, bytes/s (0: none)
   std::vector<outlier> found;
 };
@@ -102,17 +98,13 @@ inline bool names_a_cause(const outlier& o) {
 
 // How a run is judged.
 struct finder_settings {
-  double slow_pct = 90;   // --slow: never slow above this % of the cohort
+  double slow_pct = 90;   // --slow: never slow above this % of the healthy
   double expect_bps = 0;  // --expect: a floor per pair, bytes/s (0: none)
   bool counted = true;    // duration mode: a rate is a count over a window (-n: exact counts)
-  double k = 3;           // spreads below the cohort for a side's median to name its cause
-  double k_link = 4;      // ... for a single pair to be named alone
-  double min_spread = 0.02;
-  double p_loose = 0.02;  // a side beyond k spreads must also order below the reference at this p
-  double p_strict = 1e-3;
+  double alpha = 1e-3;    // the chance of naming any healthy part (or link) in a run
   // The most a count can move by: the sender's CQ moderation (0: unknown). Counts that happen to
   // share a larger divisor (ranks posting in lockstep) are not coarser for it.
-  std::uint64_t max_quantum = 0;  // ... and is named at this p by order alone
+  std::uint64_t max_quantum = 0;
   // A count of n messages moves by about sqrt(n) with scheduling alone; three of those must stay
   // under half speed (3 / sqrt(n) < ln 2) for a run to be judged at all.
   double min_msgs = 20;
@@ -154,12 +146,10 @@ struct nic_group {
 std::vector<nic_group> nic_groups(std::span<const std::int32_t> node_of, std::span<const std::int32_t> rail_of);
 
 // `m`: the run's matrices; `node_of`: each rank's node; `uplinks`: the switches with a switch
-// above them (--topology); `nics`: the NICs of nodes with several. With NICs, pairs across rails
-// are a class of their own (on a rail-optimized fabric they cross the spine). An uplink is named only where it explains
-// more slow pairs than any node or rank does (on a tie the node: a leaf of one node cannot tell its uplink from its
-// port). Pairs through the spine are then a class of their own, so with two leaves every such pair crosses both uplinks
-// and nothing beside them says how fast they should be: only --expect's floor (or analysis/compare against a clean run)
-// can name those uplinks.
+// above them (--topology); `nics`: the NICs of nodes with several (pairs across rails are then a
+// class of their own: on a rail-optimized fabric they cross the spine). With two subtrees every
+// pair through the spine crosses both uplinks and nothing beside them says how fast it should be:
+// only --expect's floor (or analysis/compare against a clean run) can name those uplinks.
 outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std::span<const std::int32_t> node_of,
                              const finder_settings& s, std::span<const switch_group> uplinks = {},
                              std::span<const nic_group> nics = {});

@@ -11,6 +11,23 @@ namespace rdmamesh::stats {
 struct switch_group;
 struct nic_group;
 
+// The uplinks over exactly one end of a pair, given those over each (ascending): `crossed(u, true)`
+// for each over a (up out of its subtree), `crossed(u, false)` for each over b (down into b's).
+template <class Crossed>
+void each_crossed(const std::vector<std::uint32_t>& over_a, const std::vector<std::uint32_t>& over_b, Crossed crossed) {
+  std::size_t i = 0, j = 0;
+  while (i < over_a.size() || j < over_b.size()) {
+    if (j == over_b.size() || (i < over_a.size() && over_a[i] < over_b[j])) {
+      crossed(over_a[i++], true);
+    } else if (i == over_a.size() || over_b[j] < over_a[i]) {
+      crossed(over_b[j++], false);
+    } else {
+      ++i;
+      ++j;
+    }
+  }
+}
+
 // A pair's class: 0 within a node, 1 across nodes; across nodes plus each uplink (--topology) the
 // path crosses (within a leaf 1, leaf-spine-leaf 3); plus 16 between two rails (-d all or a list:
 // on a rail-optimized fabric such a pair crosses the spine, within a node too). A rank of no known
@@ -37,8 +54,6 @@ class pair_classes {
  private:
   std::vector<std::int32_t> node_, rail_, cpu_group_;
   std::vector<std::vector<std::uint32_t>> over_;  // by rank, the uplinks over it (ascending), one per tier
-  template <class Crossed>
-  void each_crossed(std::uint32_t a, std::uint32_t b, Crossed crossed) const;
 };
 
 }  // namespace rdmamesh::stats
