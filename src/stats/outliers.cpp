@@ -196,11 +196,7 @@ void below_floor(const run_pairs& rp, std::span<const model_cause> sides, std::s
   }
 }
 
-}  // namespace
-
-namespace {
-
-// The parts the run's model names against its noise, strongest first, each with its pairs below
+// The parts the run's model names against its noise, most slow pairs first, each with its pairs below
 // --slow % of their class (slow) and the rest (fine); their pairs covered.
 void judge_noise(const run_pairs& rp, const effects_fit& f, std::span<const model_cause> parts,
                  std::span<const std::int32_t> node_of, std::span<const switch_group> uplinks, const finder_settings& s,

@@ -123,7 +123,10 @@ tbf_unbound() {
     END { if (!na || !nb || b <= 0) exit 1; x = a / na; y = b / nb; if (x < 0.8 * y) exit 1
       printf "node2 sent to the other nodes at %.0f %% of their pairs between them (%.4f against %.4f Gb/s): the limit bound nothing", 100 * x / y, x, y }' "$1"
 }
-one_rank=1 tries=3 unbound=tbf_unbound sick tbf-half tbf rate "${half_kbit}kbit" burst 256kb latency 400ms --
+# With --retest, as the health job: one run names a part only beyond the run's noise at 0.1 %, and
+# six ranks on two vCPUs spread that far (±30-36 % on a slow CI day: the port at half read
+# healthy in 3 launches of 3); its pairs alone beside controls decide
+retest=1 one_rank=1 tries=3 unbound=tbf_unbound sick tbf-half tbf rate "${half_kbit}kbit" burst 256kb latency 400ms --
 tbf_judged=$?
 # why: a port slowed by a rate limit, its ranks with their share of a CPU: rate, or link where
 # rxe under the emulator retransmitted on it (+73 against the others' 12 in a CI run, nothing
@@ -166,7 +169,9 @@ later "loss-in: the verdict file's cause is a link one" "$here/check_verdict.py"
 pair_msgs=$(awk -v g="$egress_gbps" 'BEGIN { printf "%.3f", g * 1e9 / 8 / 4096 / 8 }')  # 8 cross-node pairs
 delay_ms=$(awk -v r="$pair_msgs" 'BEGIN { d = r > 0 ? 3 * 4 * 1000 / r : 30; d = (d < 30) ? 30 : d; d = (d > 1000) ? 1000 : d; printf "%d", d }')
 echo "== node2's pairs carried $pair_msgs messages/s each in the clean run: netem delay ${delay_ms}ms"
-sick delay netem delay "${delay_ms}ms" -- -t 4
+# by its sends or its receives: the delay holds back what node2 sends and the acknowledgements of
+# what it receives alike, and which side reads beyond the run's noise varies
+side='(sends|receives)' sick delay netem delay "${delay_ms}ms" -- -t 4
 grep -qE "^#     why: (rate|link): " "$tmp/delay.txt" || fail "delay: the counted cause is not the path's (rate or link)"
 
 
