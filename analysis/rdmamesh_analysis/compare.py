@@ -3,7 +3,8 @@ before? For every run both files hold (same mode, pattern, op, size, QPs, direct
 pair's bandwidth after ÷ before, as a heatmap; what got slower or faster by more than the
 threshold, named as the smallest cause (node, rank, link) by the rule rdmamesh applies to a run;
 first, the causes rank 0 named in the after file's runs and not in the before file's (what a file's
---retest showed fine alone counts as not named).
+--retest showed fine alone counts as not named; what it counted alone, where the run's noise hid
+it, as named).
 Ranks are matched by (host, rank on the host) when both files have the same hosts, else by
 rank number. Writes compare.md, compare.html and the PNGs into DIR."""
 import argparse
@@ -143,6 +144,32 @@ def named_in(res, run, to_after, cleared):
         words = ("up", "down") if c.kind == "uplink" else ("its sends", "its receives")
         sides = [f"{w} at {v:.2g} %" for w, v in zip(words, (c.send_pct, c.recv_pct)) if np.isfinite(v)]
         out[(c.kind, node, rank, peer)] = " and ".join(sides) + " of the median"
+    out.update({k: v for k, v in found_alone(res, run, to_after).items() if k not in out})
+    return out
+
+
+def found_alone(res, run, to_after):
+    """What the file's --retest counted in `run` that its noise hid (basis retest): the verdict
+    names it, so compare does too. Keyed as named_in's; an uplink is never one (no retest tests it)."""
+    out = {}
+    for c in (res.verdict or {}).get("causes", []):
+        ranks = [int(r) for r in c.get("ranks", [])]
+        if not c.get("counted") or c.get("basis") != "retest" or run.index not in c.get("runs", []) or not ranks:
+            continue
+        if c["kind"] == "node":
+            key = ("node", res.node_name(int(res.nodes[ranks[0]])), -1, -1)
+        elif c["kind"] == "nic":
+            key = ("nic", res.nic_name(int(res.nodes[ranks[0]]), int(c["rail"])), -1, int(c["rail"]))
+        elif c["kind"] == "rank":
+            key = ("rank", "", int(to_after[ranks[0]]), -1)
+        elif c["kind"] == "link" and len(ranks) == 2:
+            key = ("link", "", int(to_after[ranks[0]]), int(to_after[ranks[1]]))
+        else:
+            continue
+        words = ("its sends", "its receives") if c["kind"] != "link" else ("at", "at")
+        sides = [f"{w} at {v[0]:.2g} %" if w != "at" else f"at {v[0]:.2g} %"
+                 for w, v in zip(words, (c.get("send_pct"), c.get("recv_pct"))) if v]
+        out[key] = " and ".join(sides) + " of the control pairs alone (its retest; the run's noise hid it)"
     return out
 
 

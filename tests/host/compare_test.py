@@ -9,6 +9,8 @@ one mesh run each), node n0001's sends at 60 % of the median before and at 20 % 
    named; it still names it first, as slower against the median pair's change.
 3. Before names rank 4 alone, cleared by its retest; after names nothing: no line says rank 4 is
    no longer named (it never was, by the verdict).
+4. After's run names nothing (its noise hid n0001 at 60 %) and its retest counted n0001 alone:
+   compare's first cause is n0001 newly named, as the after file's verdict says.
 usage: compare_test.py RDMAMESH_SIM
 """
 import json
@@ -32,9 +34,10 @@ def check(cond, what):
         print(f"FAIL {what}")
 
 
-def write(path, slow_node=None, factor=1.0, slow_rank=None, cleared=False, seed=1):
+def write(path, slow_node=None, factor=1.0, slow_rank=None, cleared=False, seed=1, hidden=False):
     """A one-run results file: ranks 2 a node; `slow_node`'s sends (or `slow_rank`'s) at `factor`,
-    named in /outliers as rank 0 would, and in /verdict counted or cleared by a retest."""
+    named in /outliers as rank 0 would, and in /verdict counted or cleared by a retest. `hidden`:
+    the run's noise hid it (nothing in /outliers) and the retest counted it (basis retest)."""
     s = h5py.string_dtype()
     hosts = [f"n{r // PER_NODE:04d}" for r in range(N)]
     node_of = np.arange(N) // PER_NODE
@@ -62,7 +65,14 @@ def write(path, slow_node=None, factor=1.0, slow_rank=None, cleared=False, seed=
         o = r.create_group("outliers")
         o.attrs.update({"slow_pct": 90.0, "median_bw": float(np.nanmedian(bw)), "noise": 0.03})
         causes = []
-        if ranks:
+        if ranks and hidden:
+            o.attrs["verdict"] = "# healthy: no pair beyond the run's noise"
+            causes.append({"kind": "node", "basis": "retest", "counted": True, "cleared": False,
+                           "text": f"node {hosts[ranks[0]]}: its sends at {100 * factor:.0f} % of the control pairs",
+                           "runs": [0], "run_labels": ["mesh 4K"], "pairs": 4, "fine": 0,
+                           "ranks": [int(x) for x in ranks], "nodes": [hosts[ranks[0]]], "devices": [],
+                           "send_pct": [100 * factor] * 2, "recv_pct": None})
+        elif ranks:
             kind = "node" if slow_node is not None else "rank"
             who = f"node {hosts[ranks[0]]}" if kind == "node" else f"rank {ranks[0]} ({hosts[ranks[0]]}, rxe)"
             text = f"{who}: its sends at {100 * factor:.0f} % of the median"
@@ -113,6 +123,11 @@ with tempfile.TemporaryDirectory() as tmp:
     write(f("healthy.h5"), seed=3)
     got = causes(f("rank.h5"), f("healthy.h5"), f("c3"))
     check(not any("no longer named" in c for c in got), f"cleared rank before, healthy after: {got}")
+
+    # 4. the sick run's noise hid the node; its retest counted it: newly named, first
+    write(f("hidden.h5"), slow_node=1, factor=0.6, hidden=True, seed=4)
+    got = causes(f("healthy.h5"), f("hidden.h5"), f("c4"))
+    check(bool(got) and got[0].startswith("node n0001: newly named in 1 of 1"), f"found by the retest: {got[:3]}")
 
 print(f"compare_test: {len(errors)} failure(s)")
 sys.exit(1 if errors else 0)
