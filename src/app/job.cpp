@@ -97,7 +97,8 @@ int run_job(const mpi::world& w, const options& o, setup& s) {
                       .complete = false,
                       .expect_bps = s.expect_floor_bps,
                       .expect_how = s.expect_how,
-                      .uplinks = s.uplink_names},
+                      .uplinks = s.uplink_names,
+                      .false_alarm_pct = o.false_alarm_pct},
                      s.ranks, s.config, s.uplinks, s.nics);
   }
   stop_noter noter(file ? &book : nullptr);

@@ -173,6 +173,12 @@ std::string seen_as(const stats::folded_cause& c) {
   return "seen, not counted: ";
 }
 
+// ", each at a false-alarm level of 0.1 %": the chance a run of a healthy fabric names a part
+// ("" where not set)
+std::string at_level(const verdict_context& ctx) {
+  return ctx.false_alarm_pct > 0 ? fmt::format(", each at a false-alarm level of {:g} %", ctx.false_alarm_pct) : "";
+}
+
 }  // namespace
 
 std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<const fabric::rank_info> ranks,
@@ -188,14 +194,15 @@ std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<co
   } else if (v.status == stats::health::healthy && v.runs == 0) {
     out.push_back("# verdict: healthy (no bandwidth run; the NICs' settings agree)");
   } else if (v.status == stats::health::healthy) {
-    out.push_back(fmt::format("# verdict: healthy ({} of {} bandwidth run(s) judged; no cause beyond their noise)",
-                              v.runs_judged, v.runs));
+    out.push_back(fmt::format("# verdict: healthy ({} of {} bandwidth run(s) judged{}; no cause beyond their noise)",
+                              v.runs_judged, v.runs, at_level(ctx)));
   } else if (v.runs == 0) {  // --preflight: the NICs' settings were the whole check
     out.push_back(fmt::format("# verdict: {} ({} cause(s) in the NICs' settings; no bandwidth run)",
                               to_string(v.status), counted));
   } else {
-    out.push_back(fmt::format("# verdict: {} ({} cause(s) over {} judged bandwidth run(s){})", to_string(v.status),
-                              counted, v.runs_judged, v.config.empty() ? "" : " and the NICs' settings"));
+    out.push_back(fmt::format("# verdict: {} ({} cause(s) over {} judged bandwidth run(s){}{})", to_string(v.status),
+                              counted, v.runs_judged, v.config.empty() ? "" : " and the NICs' settings",
+                              at_level(ctx)));
   }
   for (const auto& f : v.config) out.push_back(fmt::format("#   {}", config_sentence(f)));
   if (v.parts_retested > 0) {
@@ -327,6 +334,7 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
            {"command_line", ctx.command_line},
            {"job_id", ctx.job_id},
            {"runs", {{"bandwidth", v.runs}, {"judged", v.runs_judged}}},
+           {"false_alarm_pct", ctx.false_alarm_pct > 0 ? json(ctx.false_alarm_pct) : json(nullptr)},
            {"causes", causes},
            {"drain", drain_list}};
   doc["false_alarms"] =

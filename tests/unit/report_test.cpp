@@ -359,6 +359,22 @@ TEST_CASE("a job none of whose bandwidth runs could be judged is unjudged, never
   CHECK(stats::fold(std::span<const stats::judged_run>{}).status == stats::health::healthy);  // latency only
 }
 
+TEST_CASE("the verdict states the false-alarm level its runs were judged at, with or without --retest") {
+  std::vector<fabric::rank_info> ranks;
+  stats::outlier_report judged;
+  judged.threshold_pct = 60;
+  const std::vector<stats::judged_run> runs{{0, "mesh 4 KiB", &judged, true, {}}};
+  const auto v = stats::fold(runs);
+  REQUIRE(v.status == stats::health::healthy);
+  const io::verdict_context ctx{.false_alarm_pct = 0.1};
+  CHECK(has(io::verdict_lines(v, ranks, ctx).at(0),
+            "# verdict: healthy (1 of 1 bandwidth run(s) judged, each at a false-alarm level of 0.1 %; no cause "
+            "beyond their noise)"));
+  CHECK(has(io::verdict_json(v, ranks, ctx), "\"false_alarm_pct\": 0.1"));
+  // a caller that judged nothing at a level (the NICs' settings alone) states none
+  CHECK(has(io::verdict_json(v, ranks, io::verdict_context{}), "\"false_alarm_pct\": null"));
+}
+
 TEST_CASE("the host line: who waited for a CPU while runnable, and how much; nothing when no one did") {
   io::run_record r;
   const auto use = [](double wall, double cpu, double wait) {

@@ -22,6 +22,7 @@ struct verdict_context {
   double expect_bps = 0;             // --expect, resolved (0: none)
   std::string expect_how;            // how it was derived, e.g. "--expect 80% of the slowest port, 100 Gb/s"
   std::vector<std::string> uplinks;  // by switch index (--topology): "leaf1-spine (node1,node2)"
+  double false_alarm_pct = 0;        // --false-alarm: the level every run and its retest are judged at
 };
 
 // One sentence per cause: who, how slow, in how many runs.
