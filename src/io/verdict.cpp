@@ -259,6 +259,58 @@ std::vector<drain> drains(const stats::job_verdict& v, std::span<const fabric::r
   return out;
 }
 
+namespace {
+
+// One counted or seen cause of a run, with its members, figures and retest
+json run_cause_json(const stats::folded_cause& c, const stats::job_verdict& v, std::span<const fabric::rank_info> ranks,
+                    const verdict_context& ctx) {
+  json j = cause_json(stats::to_string(c.kind), stats::to_string(c.basis), c.counted,
+                      cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks));
+  j["cleared"] = c.cleared;
+  j["narrowed"] = c.narrowed;
+  j["within"] = c.within;
+  j["undecided"] = c.undecided;
+  j["explained"] = c.explained;
+  j["runs"] = c.runs;
+  j["run_labels"] = c.labels;
+  j["pairs"] = c.pairs;
+  j["fine"] = c.fine;
+  j["category"] = to_string(c.why.cat);
+  j["evidence"] = evidence_json(c.why);
+  std::vector<std::size_t> members;
+  if (c.kind == stats::outlier_kind::node) members = fabric::ranks_of_node(c.node, ranks);
+  if (c.kind == stats::outlier_kind::nic) members = fabric::ranks_of_nic(c.node, c.peer, ranks);
+  // an uplink's peer is a switch, a NIC's its rail
+  const bool pair = c.kind != stats::outlier_kind::uplink && c.kind != stats::outlier_kind::nic;
+  if (c.rank >= 0) members.push_back(static_cast<std::size_t>(c.rank));
+  if (pair && c.peer >= 0) members.push_back(static_cast<std::size_t>(c.peer));
+  json nodes = json::array(), devices = json::array();
+  for (auto r : members) {
+    if (r >= ranks.size()) continue;
+    const std::string host(fabric::text(ranks[r].host)), dev(fabric::text(ranks[r].device));
+    if (std::find(nodes.begin(), nodes.end(), host) == nodes.end()) nodes.push_back(host);
+    if (std::find(devices.begin(), devices.end(), dev) == devices.end()) devices.push_back(dev);
+  }
+  if (c.kind == stats::outlier_kind::uplink) j["uplink"] = uplink_subject(c.node, c.peer, ctx.uplinks);
+  if (c.kind == stats::outlier_kind::nic) j["rail"] = c.peer;
+  j["ranks"] = members;
+  j["nodes"] = nodes;
+  j["devices"] = devices;
+  auto pct = [](double lo, double hi) { return std::isnan(lo) ? json(nullptr) : json::array({lo, hi}); };
+  j["send_pct"] = pct(c.send_lo, c.send_hi);
+  j["recv_pct"] = pct(c.recv_lo, c.recv_hi);
+  // the model's retest of it: its pairs alone as % of the controls, the 95 % interval, the
+  // chance of reading that slow were it at --slow % (null: not retested)
+  j["alone"] = std::isnan(c.alone_pct) ? json(nullptr)
+                                       : json{{"pct", c.alone_pct},
+                                              {"interval_pct", json::array({c.alone_lo, c.alone_hi})},
+                                              {"p_slow", c.alone_p},
+                                              {"pairs", c.alone_pairs}};
+  return j;
+}
+
+}  // namespace
+
 std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::rank_info> ranks,
                          const verdict_context& ctx) {
   // the NICs' settings first: counted causes come first, and these need no run
@@ -271,51 +323,7 @@ std::string verdict_json(const stats::job_verdict& v, std::span<const fabric::ra
     j["devices"] = json::array({f.device});
     causes.push_back(std::move(j));
   }
-  for (const auto& c : v.causes) {
-    json j = cause_json(stats::to_string(c.kind), stats::to_string(c.basis), c.counted,
-                        cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks));
-    j["cleared"] = c.cleared;
-    j["narrowed"] = c.narrowed;
-    j["within"] = c.within;
-    j["undecided"] = c.undecided;
-    j["explained"] = c.explained;
-    j["runs"] = c.runs;
-    j["run_labels"] = c.labels;
-    j["pairs"] = c.pairs;
-    j["fine"] = c.fine;
-    j["category"] = to_string(c.why.cat);
-    j["evidence"] = evidence_json(c.why);
-    std::vector<std::size_t> members;
-    if (c.kind == stats::outlier_kind::node) members = fabric::ranks_of_node(c.node, ranks);
-    if (c.kind == stats::outlier_kind::nic) members = fabric::ranks_of_nic(c.node, c.peer, ranks);
-    // an uplink's peer is a switch, a NIC's its rail
-    const bool pair = c.kind != stats::outlier_kind::uplink && c.kind != stats::outlier_kind::nic;
-    if (c.rank >= 0) members.push_back(static_cast<std::size_t>(c.rank));
-    if (pair && c.peer >= 0) members.push_back(static_cast<std::size_t>(c.peer));
-    json nodes = json::array(), devices = json::array();
-    for (auto r : members) {
-      if (r >= ranks.size()) continue;
-      const std::string host(fabric::text(ranks[r].host)), dev(fabric::text(ranks[r].device));
-      if (std::find(nodes.begin(), nodes.end(), host) == nodes.end()) nodes.push_back(host);
-      if (std::find(devices.begin(), devices.end(), dev) == devices.end()) devices.push_back(dev);
-    }
-    if (c.kind == stats::outlier_kind::uplink) j["uplink"] = uplink_subject(c.node, c.peer, ctx.uplinks);
-    if (c.kind == stats::outlier_kind::nic) j["rail"] = c.peer;
-    j["ranks"] = members;
-    j["nodes"] = nodes;
-    j["devices"] = devices;
-    auto pct = [](double lo, double hi) { return std::isnan(lo) ? json(nullptr) : json::array({lo, hi}); };
-    j["send_pct"] = pct(c.send_lo, c.send_hi);
-    j["recv_pct"] = pct(c.recv_lo, c.recv_hi);
-    // the model's retest of it: its pairs alone as % of the controls, the 95 % interval, the
-    // chance of reading that slow were it at --slow % (null: not retested)
-    j["alone"] = std::isnan(c.alone_pct) ? json(nullptr)
-                                         : json{{"pct", c.alone_pct},
-                                                {"interval_pct", json::array({c.alone_lo, c.alone_hi})},
-                                                {"p_slow", c.alone_p},
-                                                {"pairs", c.alone_pairs}};
-    causes.push_back(std::move(j));
-  }
+  for (const auto& c : v.causes) causes.push_back(run_cause_json(c, v, ranks, ctx));
   json drain_list = json::array();
   for (const auto& d : drains(v, ranks, ctx.expect_bps)) drain_list.push_back({{"node", d.node}, {"reason", d.reason}});
   // every node the job tested, named or not: a node's latest word is the newest verdict that lists it
