@@ -39,13 +39,96 @@ int replay(const std::string& path, std::uint32_t stated) {
   return 0;
 }
 
-int simulate(const sim::fabric_shape& f, const std::string& noise, const std::string& fault_text, std::uint32_t jobs,
-             std::uint64_t seed, double msgs, bool show_kinds, std::uint32_t stated, bool retest, double false_alarm,
-             std::optional<std::uint32_t> only) {
+// What `simulate` draws and how it prints
+struct simulate_args {
+  sim::fabric_shape f;
+  std::string pattern = "mesh", noise = "emulator", fault_text = "none";
+  std::uint32_t jobs = 1000;
+  std::uint64_t seed = 1;
+  double msgs = 0;
+  bool header = false, show_kinds = false, retest = false;
+  std::uint32_t stated = 0;
+  double false_alarm_pct = 0;
+  std::optional<std::uint32_t> only;
+};
+
+CLI::App* add_simulate(CLI::App& app, simulate_args& a) {
+  auto* cmd = app.add_subcommand("simulate", "Judge simulated runs (mesh or spread); one table row per call");
+  auto& f = a.f;
+  // a job of one node has no pair across nodes to judge; the generator needs two
+  cmd->add_option("--nodes", f.nodes, "Nodes (2 or more)")->check(CLI::Range(2U, 1U << 20))->capture_default_str();
+  cmd->add_option("--per-node", f.per_node, "Ranks per node")->check(CLI::Range(1U, 4096U))->capture_default_str();
+  cmd->add_option("--rails", f.rails, "NICs per node (ranks spread over them)")
+      ->check(CLI::Range(1U, 64U))
+      ->capture_default_str();
+  cmd->add_option("--leaves", f.leaves, "Leaf switches, the nodes in equal blocks under them (0: no tree)")
+      ->capture_default_str();
+  cmd->add_option("--pods", f.pods,
+                  "A third tier: the leaves in equal blocks under this many aggregation switches (0: two tiers)")
+      ->capture_default_str();
+  cmd->add_option("--pattern", a.pattern,
+                  "mesh (one round, every pair), shift (N-1 rounds, every pair alone) or spread (--partners rounds)")
+      ->check(CLI::IsMember({"mesh", "shift", "spread"}))
+      ->capture_default_str();
+  cmd->add_option("--partners", f.partners, "--pattern spread: its rounds")
+      ->check(CLI::Range(1U, 1U << 20))
+      ->capture_default_str();
+  cmd->add_option("--noise", a.noise, "emulator (fitted from the SoftRoCE cluster) or nic (a real fabric)")
+      ->check(CLI::IsMember({"emulator", "nic"}))
+      ->capture_default_str();
+  cmd->add_option("--fault", a.fault_text,
+                  "none, or KIND:PCT with KIND rank, nic, node, link, uplink (a leaf's) or pod (a pod's uplink)")
+      ->capture_default_str();
+  cmd->add_option("--jobs", a.jobs, "Jobs to draw")->check(CLI::Range(1U, 1U << 30))->capture_default_str();
+  cmd->add_option("--seed", a.seed, "Seed")->capture_default_str();
+  cmd->add_option("--msgs", a.msgs, "The median pair's count (default: the noise model's)")
+      ->check(CLI::Range(0.0, 1e12));
+  cmd->add_flag("--header", a.header, "Print the table's header first");
+  cmd->add_flag("--kinds", a.show_kinds, "Below the row, the wrong causes counted, by kind");
+  cmd->add_option("--stated", a.stated,
+                  "Below the row, the false-alarm level each run states (rdmamesh's '# false alarms:' line, from "
+                  "this many healthy runs drawn like it), beside how often these runs named a cause");
+  cmd->add_flag("--retest", a.retest,
+                "Each job runs --retest, as the health job does: its slow and named pairs measured alone (with the "
+                "noise model's alone spread) and the verdict folded with them");
+  cmd->add_option("--false-alarm", a.false_alarm_pct,
+                  "As rdmamesh --false-alarm PCT: the chance (%) of naming any healthy part in a run, and with "
+                  "--retest of counting one from its pairs alone in a job (0: rdmamesh's default, 0.1)")
+      ->check(CLI::Range(0.0, 99.0));
+  cmd->add_option("--only-job", a.only,
+                  "Draw the jobs as usual but judge only this one (from 0), e.g. the slowest job a row names");
+  return cmd;
+}
+
+// What CLI11's checks of one flag cannot see: flags that bound each other, each named with its fix
+void check_shape(const simulate_args& a) {
+  const auto& f = a.f;
+  if (f.rails > f.per_node)
+    throw std::invalid_argument(
+        fmt::format("--rails {} needs --per-node {} or more (each NIC drives a rank)", f.rails, f.rails));
+  if (f.leaves > f.nodes)
+    throw std::invalid_argument(
+        fmt::format("--leaves {} is more than --nodes {}: at most one leaf a node (or 0: no tree)", f.leaves, f.nodes));
+  if (f.pods > 0 && f.pods > f.leaves)
+    throw std::invalid_argument(
+        fmt::format("--pods {} needs --leaves {} or more (each pod holds leaves)", f.pods, f.pods));
+  if (f.pods == 1 || (f.pods > 0 && f.leaves % f.pods != 0))
+    throw std::invalid_argument(
+        fmt::format("--pods {}: two or more, each holding as many of the {} leaves (e.g. --pods {})", f.pods, f.leaves,
+                    f.leaves % 2 == 0 ? 2 : f.leaves));
+  if (a.only && *a.only >= a.jobs)
+    throw std::invalid_argument(fmt::format("--only-job {}: a job from 0 to --jobs - 1 ({})", *a.only, a.jobs - 1));
+}
+
+int simulate(const simulate_args& a) {
+  const auto& f = a.f;
+  const auto& noise = a.noise;
+  const auto jobs = a.jobs;
+  const auto stated = a.stated;
   auto nm = noise == "nic" ? sim::nic_noise() : sim::emulator_noise();
-  if (msgs > 0) nm.msgs = msgs;
-  const sim::fault x = sim::parse_fault(fault_text);
-  const auto t = sim::run_jobs(f, nm, x, jobs, seed, stated, retest, false_alarm, only);
+  if (a.msgs > 0) nm.msgs = a.msgs;
+  const sim::fault x = sim::parse_fault(a.fault_text);
+  const auto t = sim::run_jobs(f, nm, x, jobs, a.seed, stated, a.retest, a.false_alarm_pct / 100, a.only);
   const double n = static_cast<double>(t.jobs);
   const double healthy_node_jobs = n * (f.nodes - (x.kind == sim::fault_kind::none ? 0 : 1));
   fmt::print("{:>6} {:>4} {:>5} {:>6} {:>9} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", f.nodes, f.per_node,
@@ -53,7 +136,7 @@ int simulate(const sim::fabric_shape& f, const std::string& noise, const std::st
              f.pattern == pattern_kind::spread  ? fmt::format("spread{}", f.partners)
              : f.pattern == pattern_kind::shift ? "shift"
                                                 : "mesh",
-             noise, fault_text, jobs,
+             noise, a.fault_text, jobs,
              x.kind == sim::fault_kind::none ? "-" : fmt::format("{:.1f}", 100.0 * static_cast<double>(t.named) / n),
              fmt::format("{:.2f}", 100.0 * static_cast<double>(t.false_jobs) / n),
              fmt::format("{:.2f}", 1000.0 * static_cast<double>(t.false_nodes) / healthy_node_jobs),
@@ -68,19 +151,19 @@ int simulate(const sim::fabric_shape& f, const std::string& noise, const std::st
                                                              100.0 * static_cast<double>(t.run_named) / n)
                                                : std::string("(a faulted fabric: nothing to measure it against)"));
   }
-  if (retest) {
+  if (a.retest) {
     // what the retest costs: jobs that ran one, and its pairs alone (each a round's slot)
     fmt::print("  retest: run by {:.1f} % of jobs, {:.1f} pairs alone in each of those\n",
                100.0 * static_cast<double>(t.retested) / n,
                t.retested > 0 ? static_cast<double>(t.alone) / static_cast<double>(t.retested) : 0.0);
   }
-  if (show_kinds) {  // what a job that missed the fault counted instead, for the first few
+  if (a.show_kinds) {  // what a job that missed the fault counted instead, for the first few
     for (std::size_t i = 0; i < t.misses.size() && i < 5; ++i)
       fmt::print(
           "  missed in job {}: counted {}\n", t.misses[i].first,
           t.misses[i].second.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(t.misses[i].second, ", ")));
   }
-  if (show_kinds && !t.false_kinds.empty()) {
+  if (a.show_kinds && !t.false_kinds.empty()) {
     std::vector<std::string> kinds;
     for (const auto& [k, count] : t.false_kinds) kinds.push_back(fmt::format("{} {}", k, count));
     fmt::print("  wrong causes counted, by kind: {}\n", fmt::join(kinds, ", "));
@@ -109,84 +192,33 @@ int main(int argc, char** argv) {
                   "Each run's stated false-alarm level too, from this many healthy runs drawn like it");
   auto* judge_cmd = app.add_subcommand(
       "judge", "Judge per-pair figures from another tool (JSON on stdin, causes as JSON on stdout; analysis/compare)");
-  auto* sim_cmd = app.add_subcommand("simulate", "Judge simulated runs (mesh or spread); one table row per call");
-  sim::fabric_shape f;
-  std::string noise = "emulator", fault_text = "none";
-  std::uint32_t jobs = 1000;
-  std::uint64_t seed = 1;
-  double msgs = 0;
-  bool header = false;
-  sim_cmd->add_option("--nodes", f.nodes, "Nodes")->capture_default_str();
-  sim_cmd->add_option("--per-node", f.per_node, "Ranks per node")->capture_default_str();
-  sim_cmd->add_option("--rails", f.rails, "NICs per node (ranks spread over them)")->capture_default_str();
-  sim_cmd->add_option("--leaves", f.leaves, "Leaf switches, the nodes in equal blocks under them (0: no tree)")
-      ->capture_default_str();
-  sim_cmd
-      ->add_option("--pods", f.pods,
-                   "A third tier: the leaves in equal blocks under this many aggregation switches (0: two tiers)")
-      ->capture_default_str();
-  std::string pattern = "mesh";
-  sim_cmd
-      ->add_option("--pattern", pattern,
-                   "mesh (one round, every pair), shift (N-1 rounds, every pair alone) or spread (--partners rounds)")
-      ->check(CLI::IsMember({"mesh", "shift", "spread"}))
-      ->capture_default_str();
-  sim_cmd->add_option("--partners", f.partners, "--pattern spread: its rounds")->capture_default_str();
-  sim_cmd->add_option("--noise", noise, "emulator (fitted from the SoftRoCE cluster) or nic (a real fabric)")
-      ->check(CLI::IsMember({"emulator", "nic"}))
-      ->capture_default_str();
-  sim_cmd
-      ->add_option("--fault", fault_text,
-                   "none, or KIND:PCT with KIND rank, nic, node, link, uplink (a leaf's) or pod (a pod's uplink)")
-      ->capture_default_str();
-  sim_cmd->add_option("--jobs", jobs, "Jobs to draw")->capture_default_str();
-  sim_cmd->add_option("--seed", seed, "Seed")->capture_default_str();
-  sim_cmd->add_option("--msgs", msgs, "The median pair's count (default: the noise model's)");
-  sim_cmd->add_flag("--header", header, "Print the table's header first");
-  bool show_kinds = false;
-  sim_cmd->add_flag("--kinds", show_kinds, "Below the row, the wrong causes counted, by kind");
-  std::uint32_t stated = 0;
-  sim_cmd->add_option("--stated", stated,
-                      "Below the row, the false-alarm level each run states (rdmamesh's '# false alarms:' line, from "
-                      "this many healthy runs drawn like it), beside how often these runs named a cause");
-  bool retest = false;
-  sim_cmd->add_flag(
-      "--retest", retest,
-      "Each job runs --retest, as the health job does: its slow and named pairs measured alone (with the noise "
-      "model's alone spread) and the verdict folded with them");
-  double false_alarm_pct = 0;
-  sim_cmd
-      ->add_option("--false-alarm", false_alarm_pct,
-                   "As rdmamesh --false-alarm PCT: the chance (%) of naming any healthy part in a run, and with "
-                   "--retest of counting one from its pairs alone in a job (0: rdmamesh's default, 0.1)")
-      ->check(CLI::Range(0.0, 99.0));
-  std::optional<std::uint32_t> only;
-  sim_cmd->add_option("--only-job", only,
-                      "Draw the jobs as usual but judge only this one (from 0), e.g. the slowest job a row names");
-  CLI11_PARSE(app, argc, argv);
-  f.pattern = pattern == "spread"  ? pattern_kind::spread
-              : pattern == "shift" ? pattern_kind::shift
-                                   : pattern_kind::mesh;
+  simulate_args a;
+  add_simulate(app, a);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {  // one line, as for every other refusal
+    const auto sub = app.get_subcommands();
+    std::fprintf(stderr, "rdmamesh-sim: %s (see rdmamesh-sim %s--help)\n", e.what(),
+                 sub.empty() ? "" : (sub.front()->get_name() + " ").c_str());
+    return 2;
+  }
+  a.f.pattern = a.pattern == "spread"  ? pattern_kind::spread
+                : a.pattern == "shift" ? pattern_kind::shift
+                                       : pattern_kind::mesh;
   try {
     if (rep->parsed()) return replay(runs_path, rep_stated);
     if (judge_cmd->parsed()) {
       sim::judge_json(std::cin, std::cout);
       return 0;
     }
-    if (f.pods > 0 && f.pods > f.leaves)
-      throw std::invalid_argument(
-          fmt::format("--pods {} needs --leaves {} or more (each pod holds leaves)", f.pods, f.pods));
-    if (f.pods == 1 || (f.pods > 0 && f.leaves % f.pods != 0))
-      throw std::invalid_argument(
-          fmt::format("--pods {}: two or more, each holding as many of the {} leaves (e.g. --pods {})", f.pods,
-                      f.leaves, f.leaves % 2 == 0 ? 2 : f.leaves));
-    if (header)
+    check_shape(a);
+    if (a.header)
       fmt::print("{:>6} {:>4} {:>5} {:>6} {:>9} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", "nodes", "ppn",
                  "rails", "leaves", "pattern", "noise", "fault", "jobs", "named %", "false %", "false/1k node",
                  "unjudged", "judge s");
-    if (only && *only >= jobs)
-      throw std::invalid_argument(fmt::format("--only-job {}: a job from 0 to --jobs - 1 ({})", *only, jobs - 1));
-    return simulate(f, noise, fault_text, jobs, seed, msgs, show_kinds, stated, retest, false_alarm_pct / 100, only);
+    return simulate(a);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rdmamesh-sim: %s\n", e.what());
     return 2;
