@@ -153,6 +153,8 @@ def build(res, outdir):
                                      if v["status"] == "unjudged" else
                                      f"{runs.get('judged', 0)} of {runs.get('bandwidth', 0)} "
                                      "bandwidth run(s) judged, no cause beyond their noise")
+        if v.get("false_alarm_pct") and v["status"] != "unjudged":  # files before it was stated have none
+            head += f" (each run at a false-alarm level of {v['false_alarm_pct']:g} %)"
         lines.append(head)
         if v.get("retest"):  # --false-alarm: the verdict model's retest, at its stated level
             lines.append(f"retest: {v['retest']['parts_retested']} part(s) measured alone, each counted only below "

@@ -96,6 +96,8 @@ def write(path, leaf_of, slow_leaf=None, leaves=None, per_node=1):
         t["node_leaf"] = np.array([leaves.index(l) for l in leaf_of[::per_node]], dtype=np.int32)
         doc = {"schema": "rdmamesh-verdict/1", "status": "degraded" if cause else "healthy", "complete": True,
                "ended": "ok", "runs": {"bandwidth": 1, "judged": 1}, "causes": [cause] if cause else [], "drain": []}
+        if cause:  # a newer file states the level its runs were judged at; an older one has no key
+            doc["false_alarm_pct"] = 0.1
         f.create_dataset("verdict", data=np.array([json.dumps(doc)], dtype=object), dtype=s)
 
 
@@ -131,12 +133,15 @@ with tempfile.TemporaryDirectory() as tmp:
     check("red: leaf08-spine" in page, "1024: the Fabric section does not name leaf08-spine")
     check("uplink leaf08-spine (n[0224-0255]): up at 50 %" in page, "1024: the verdict does not name leaf08's uplink")
     check(">leaf08-spine (n[0224-0255])<" in page, "1024: the outlier table does not name leaf08-spine (n[0224-0255])")
+    check("each run at a false-alarm level of 0.1 %" in page, "1024: the verdict does not say the level it was judged at")
 
     # 2. ranks alternate between two leaves: drawn leaf by leaf
     small = os.path.join(tmp, "alternate.h5")
     write(small, ["leaf1" if r % 2 == 0 else "leaf2" for r in range(8)], leaves=["leaf1", "leaf2"])
     run_report(small, os.path.join(tmp, "small"))
     heat = meta(os.path.join(tmp, "small", "heatmap-0000.png"))
+    page = open(os.path.join(tmp, "small", "report.html")).read()
+    check("false-alarm level" not in page, "alternate: a file that states no level is said to have one")
     check(heat.get("rdmamesh:view") == "rank 8", f"alternate: view {heat.get('rdmamesh:view')!r}")
     check(heat.get("rdmamesh:leaf_boundaries") == "4", f"alternate: leaf lines {heat.get('rdmamesh:leaf_boundaries')!r}")
     check(heat.get("rdmamesh:order") == "0,2,4,6,1,3,5,7", f"alternate: rank order {heat.get('rdmamesh:order')!r}")
