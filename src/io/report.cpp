@@ -506,10 +506,23 @@ std::string judged_line(const stats::outlier_report& rep) {
         "effects are needed: more ranks, or a mesh)",
         rep.measured);
   }
+  // and each kind of part's own bound, kinds of one bound together ("4.2 % for a rank, 31 % for a
+  // node or uplink"): a bound below --slow says a part at --slow goes unnamed by this run
+  std::vector<std::pair<std::string, std::string>> bounds;  // (figure, kinds)
+  for (const auto& [kind, bound] : rep.part_bound_pct) {
+    const std::string word = kind == stats::outlier_kind::nic ? "NIC" : stats::to_string(kind);
+    const auto same = std::ranges::find(bounds, pct(bound), &std::pair<std::string, std::string>::first);
+    if (same == bounds.end())
+      bounds.emplace_back(pct(bound), word);
+    else
+      same->second += " or " + word;
+  }
+  std::string parts;
+  for (const auto& [figure, kinds] : bounds) parts += fmt::format(", {} for a {}", figure, kinds);
   const std::string noise = fmt::format(
       "{} of {} pairs judged by the run's model (class, sender, receiver); noise ±{:.0f} %: slow below {} for a "
-      "pair of typical count",
-      rep.judged, rep.measured, std::expm1(rep.noise) * 100, pct(rep.threshold_pct));
+      "pair of typical count{}",
+      rep.judged, rep.measured, std::expm1(rep.noise) * 100, pct(rep.threshold_pct), parts);
   const auto suspects = std::count_if(rep.found.begin(), rep.found.end(),
                                       [](const stats::outlier& o) { return stats::is_suspect(o.kind, o.basis); });
   if (named) return fmt::format("# judged: {}", noise);

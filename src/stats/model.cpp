@@ -459,7 +459,8 @@ std::vector<model_cause> model_parts(const effects_fit& f, std::span<const std::
       model_cause c = units[u];
       c.sends = sends;
       c.effect = effect;
-      c.p = t_upper(-effect / std::max({spread[c.kind], se, 1e-12}), s.tail_dof);
+      c.scale = std::max({spread[c.kind], se, 1e-12});
+      c.p = t_upper(-effect / c.scale, s.tail_dof);
       out.push_back(std::move(c));
     }
   }

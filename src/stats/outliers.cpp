@@ -251,6 +251,24 @@ void judge_links(const run_pairs& rp, const effects_fit& f, const std::vector<st
   }
 }
 
+// The effect a typical part of each kind must fall below to be named: Holm's first bar over the
+// run's parts, times the scale such parts were read against, and never above --slow
+std::vector<std::pair<outlier_kind, double>> part_bounds(std::span<const model_cause> parts, const finder_settings& s,
+                                                         double dof) {
+  if (parts.empty()) return {};
+  const double t = t_quantile(s.alpha / static_cast<double>(parts.size()), dof);
+  std::vector<std::pair<outlier_kind, double>> out;
+  for (const auto kind : {outlier_kind::rank, outlier_kind::nic, outlier_kind::node, outlier_kind::uplink}) {
+    std::vector<double> scale;
+    for (const auto& c : parts)
+      if (c.kind == kind) scale.push_back(c.scale);
+    // a kind of one part a side (a job's only node) has nothing to be told from: no bound
+    if (scale.size() >= 4)
+      out.emplace_back(kind, std::exp(std::min(std::log(s.slow_pct / 100), -t * median_of(scale))) * 100);
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* to_string(outlier_kind k) {
@@ -332,6 +350,7 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
   const double t = t_quantile(s.alpha / static_cast<double>(f.pairs.size()), ms.tail_dof);
   out.threshold_pct =
       std::exp(std::min(std::log(s.slow_pct / 100), -t * std::sqrt(f.noise * f.noise + median_of(var)))) * 100;
+  out.part_bound_pct = part_bounds(parts, s, ms.tail_dof);
   return out;
 }
 

@@ -603,3 +603,35 @@ TEST_CASE("two NICs per node: one NIC's sends slow names that NIC, not its node 
   // a node that drives one NIC has no NIC apart from itself
   CHECK(nic_groups(nodes_of(3, 2), std::vector<std::int32_t>{0, 0, 0, 1, 0, 0}).size() == 2);
 }
+
+TEST_CASE("a run says how slow a part must be to be named: below --slow where parts of its kind stray as far") {
+  // four ranks on one node: rank 2's sends at 10 %, and the other ranks' sends strayed by half
+  // either way (ranks waiting for a CPU), so the yardstick a rank is read against is wide
+  run r(4, nodes_of(1, 4));
+  r.jitter(0.01);
+  for (std::uint32_t b = 0; b < 4; ++b) {
+    if (b != 0) r.scale(0, b, 1.6);
+    if (b != 3) r.scale(3, b, 0.6);
+    if (b != 2) r.scale(2, b, 0.1);
+  }
+  const auto wide = r.find(60);
+  CHECK(named(wide) == 0);
+  const auto rank_bound = std::ranges::find(wide.part_bound_pct, outlier_kind::rank,
+                                            &std::pair<outlier_kind, double>::first);
+  REQUIRE(rank_bound != wide.part_bound_pct.end());
+  CHECK(rank_bound->second < 10);  // a rank at --slow, or at 10 %, goes unnamed by this run
+  CHECK(io::judged_line(wide).find(fmt::format(", {:.2g} % for a rank", rank_bound->second)) != std::string::npos);
+
+  // the same rank at 10 % among ranks that agree: named, and a rank's bound is --slow itself
+  run quiet(4, nodes_of(1, 4));
+  quiet.jitter(0.01);
+  for (std::uint32_t b : {0u, 1u, 3u}) quiet.scale(2, b, 0.1);
+  const auto rep = quiet.find(60);
+  REQUIRE(named(rep) == 1);
+  CHECK(rep.found[0].kind == outlier_kind::rank);
+  CHECK(rep.found[0].rank == 2);
+  for (const auto& [kind, bound] : rep.part_bound_pct) CHECK(bound <= 60);
+  CHECK(io::judged_line(rep).find("60 % for a rank") != std::string::npos);
+  // one node is the whole job: nothing to tell it from, so no node's bound is stated
+  CHECK(io::judged_line(rep).find("for a node") == std::string::npos);
+}

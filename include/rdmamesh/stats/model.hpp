@@ -80,6 +80,8 @@ struct model_cause {
   // the ranks it holds, ascending: a list, not a mask by rank, since a run of N ranks has about
   // 2N parts (N^2 bytes as masks at thousands of ranks)
   std::vector<std::uint32_t> members;
+  // what its effect was read against: how far parts of its kind stray, or its own standard error
+  double scale = 0;
   bool holds(std::uint32_t r) const { return std::ranges::binary_search(members, r); }
 };
 
