@@ -506,19 +506,16 @@ std::string judged_line(const stats::outlier_report& rep) {
         "effects are needed: more ranks, or a mesh)",
         rep.measured);
   }
-  // and each kind of part's own bound, kinds of one bound together ("4.2 % for a rank, 31 % for a
-  // node or uplink"): a bound below --slow says a part at --slow goes unnamed by this run
-  std::vector<std::pair<std::string, std::string>> bounds;  // (figure, kinds)
-  for (const auto& [kind, bound] : rep.part_bound_pct) {
-    const std::string word = kind == stats::outlier_kind::nic ? "NIC" : stats::to_string(kind);
-    const auto same = std::ranges::find(bounds, pct(bound), &std::pair<std::string, std::string>::first);
-    if (same == bounds.end())
-      bounds.emplace_back(pct(bound), word);
-    else
-      same->second += " or " + word;
-  }
+  // and each kind of part's own bound, its sides apart where they differ ("55 % for a rank",
+  // "2.7 % for a rank's sends and 60 % for its receives"): a bound below --slow says a part at
+  // --slow goes unnamed by this run
   std::string parts;
-  for (const auto& [figure, kinds] : bounds) parts += fmt::format(", {} for a {}", figure, kinds);
+  for (const auto& b : rep.part_bound_pct) {
+    const std::string word = b.kind == stats::outlier_kind::nic ? "NIC" : stats::to_string(b.kind);
+    parts += pct(b.sends_pct) == pct(b.recvs_pct) ? fmt::format(", {} for a {}", pct(b.sends_pct), word)
+                                                  : fmt::format(", {} for a {}'s sends and {} for its receives",
+                                                                pct(b.sends_pct), word, pct(b.recvs_pct));
+  }
   const std::string noise = fmt::format(
       "{} of {} pairs judged by the run's model (class, sender, receiver); noise ±{:.0f} %: slow below {} for a "
       "pair of typical count{}",

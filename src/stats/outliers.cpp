@@ -251,20 +251,23 @@ void judge_links(const run_pairs& rp, const effects_fit& f, const std::vector<st
   }
 }
 
-// The effect a typical part of each kind must fall below to be named: Holm's first bar over the
-// run's parts, times the scale such parts were read against, and never above --slow
-std::vector<std::pair<outlier_kind, double>> part_bounds(std::span<const model_cause> parts, const finder_settings& s,
-                                                         double dof) {
+// The effect a typical part of each kind must fall below to be named, each side apart: Holm's
+// first bar over the run's parts, times the median scale that side's parts were read against,
+// and never above --slow
+std::vector<outlier_report::part_bound> part_bounds(std::span<const model_cause> parts, const finder_settings& s,
+                                                    double dof) {
   if (parts.empty()) return {};
   const double t = t_quantile(s.alpha / static_cast<double>(parts.size()), dof);
-  std::vector<std::pair<outlier_kind, double>> out;
+  const auto bound = [&](std::vector<double> scale) {
+    return std::exp(std::min(std::log(s.slow_pct / 100), -t * median_of(std::move(scale)))) * 100;
+  };
+  std::vector<outlier_report::part_bound> out;
   for (const auto kind : {outlier_kind::rank, outlier_kind::nic, outlier_kind::node, outlier_kind::uplink}) {
-    std::vector<double> scale;
+    std::vector<double> sends, recvs;
     for (const auto& c : parts)
-      if (c.kind == kind) scale.push_back(c.scale);
+      if (c.kind == kind) (c.sends ? sends : recvs).push_back(c.scale);
     // a kind of one part a side (a job's only node) has nothing to be told from: no bound
-    if (scale.size() >= 4)
-      out.emplace_back(kind, std::exp(std::min(std::log(s.slow_pct / 100), -t * median_of(scale))) * 100);
+    if (sends.size() >= 2 && recvs.size() >= 2) out.push_back({kind, bound(sends), bound(recvs)});
   }
   return out;
 }

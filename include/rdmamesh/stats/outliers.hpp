@@ -64,13 +64,17 @@ struct outlier {
 
 // What a run's pairs were judged against.
 struct outlier_report {
-  double median = 0;           // the run's median pair, bytes/s
-  double noise = 0;            // the model's residual scale (log scale; 0.1: ~10 %)
-  double threshold_pct = 0;    // the bound a single pair of typical count must fall below to be named
-  // the bound a part of each kind (rank, NIC, node, uplink) must fall below to be named, its
-  // kind's median: how far such parts strayed in this run, so a run can say it could not have
-  // named one at --slow
-  std::vector<std::pair<outlier_kind, double>> part_bound_pct;
+  double median = 0;         // the run's median pair, bytes/s
+  double noise = 0;          // the model's residual scale (log scale; 0.1: ~10 %)
+  double threshold_pct = 0;  // the bound a single pair of typical count must fall below to be named
+  // the bound a typical part of each kind (rank, NIC, node, uplink) must fall below to be named,
+  // its sends and its receives apart (each side's parts stray their own way): so a run can say
+  // it could not have named one at --slow
+  struct part_bound {
+    outlier_kind kind;
+    double sends_pct, recvs_pct;
+  };
+  std::vector<part_bound> part_bound_pct;
   std::uint64_t quantum = 1;   // messages a pair's count moves by
   double median_msgs = 0;      // the median pair's count (duration mode; 0 with -n)
   bool too_few_msgs = false;   // not judged: the median pair counted under finder_settings::min_msgs
