@@ -511,10 +511,12 @@ std::string judged_line(const stats::outlier_report& rep) {
   // --slow goes unnamed by this run
   std::string parts;
   for (const auto& b : rep.part_bound_pct) {
-    const std::string word = b.kind == stats::outlier_kind::nic ? "NIC" : stats::to_string(b.kind);
-    parts += pct(b.sends_pct) == pct(b.recvs_pct) ? fmt::format(", {} for a {}", pct(b.sends_pct), word)
-                                                  : fmt::format(", {} for a {}'s sends and {} for its receives",
-                                                                pct(b.sends_pct), word, pct(b.recvs_pct));
+    const std::string word = b.kind == stats::outlier_kind::nic      ? "a NIC"
+                             : b.kind == stats::outlier_kind::uplink ? "an uplink"
+                                                                     : fmt::format("a {}", stats::to_string(b.kind));
+    parts += pct(b.sends_pct) == pct(b.recvs_pct)
+                 ? fmt::format(", {} for {}", pct(b.sends_pct), word)
+                 : fmt::format(", {} for {}'s sends and {} for its receives", pct(b.sends_pct), word, pct(b.recvs_pct));
   }
   const std::string noise = fmt::format(
       "{} of {} pairs judged by the run's model (class, sender, receiver); noise ±{:.0f} %: slow below {} for a "

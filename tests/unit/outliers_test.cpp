@@ -479,7 +479,13 @@ TEST_CASE("--topology: a leaf of one node cannot tell its uplink from the node's
 TEST_CASE("--topology: a healthy run names no uplink") {
   run r(12, nodes_of(6, 2), 2000);
   r.jitter(0.15, 11);
-  CHECK(named(find_with(r, leaves(r.node_of, {0, 0, 1, 1, 2, 2}))) == 0);
+  const auto rep = find_with(r, leaves(r.node_of, {0, 0, 1, 1, 2, 2}));
+  CHECK(named(rep) == 0);
+  // and says how slow an uplink must be to be named, beside a node and a rank
+  const auto line = io::judged_line(rep);
+  CHECK(line.find(" for an uplink") != std::string::npos);
+  CHECK(line.find(" for a node") != std::string::npos);
+  CHECK(line.find(" for a rank") != std::string::npos);
 }
 
 TEST_CASE("--topology: with two leaves the spine's pairs have nothing beside them; --expect names both uplinks") {
