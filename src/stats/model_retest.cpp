@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -198,10 +199,36 @@ std::vector<std::uint8_t> choose_parts(std::span<const model_cause> parts, std::
 
 }  // namespace
 
-model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::int32_t> node_of,
+namespace {
+
+// A pair that ran without failing and moved nothing in its window is the slowest of the run, not
+// a pair without a figure: it reads half the slowest pair that moved (the finder floors its count
+// at half a quantum alike), so its part is fit, screened and retested. A copy only where one is.
+std::optional<run_matrices> floor_moved_nothing(const run_matrices& m) {
+  double slowest = std::numeric_limits<double>::infinity();
+  bool any = false;
+  for (std::size_t i = 0; i < m.tx_bw.slots(); ++i) {
+    const double bw = m.tx_bw.v[i];
+    const bool ran = m.tx_bw.src(i) != m.tx_bw.dst(i) && (m.flags.v.empty() || m.flags.v[i] == 0);
+    if (ran && bw > 0 && std::isfinite(bw)) slowest = std::min(slowest, bw);
+    any = any || (ran && bw == 0);
+  }
+  if (!any || !std::isfinite(slowest)) return std::nullopt;
+  run_matrices out = m;
+  for (std::size_t i = 0; i < out.tx_bw.slots(); ++i)
+    if (out.tx_bw.v[i] == 0 && out.tx_bw.src(i) != out.tx_bw.dst(i) && (m.flags.v.empty() || m.flags.v[i] == 0))
+      out.tx_bw.v[i] = slowest / 2;
+  return out;
+}
+
+}  // namespace
+
+model_retest_plan plan_model_retest(const run_matrices& given, std::span<const std::int32_t> node_of,
                                     std::span<const std::int32_t> rail_of, const pair_classes& classes,
                                     const model_settings& s, std::size_t per_side, std::size_t controls,
                                     std::span<const std::uint8_t> named) {
+  const auto floored = floor_moved_nothing(given);
+  const run_matrices& m = floored ? *floored : given;
   model_retest_plan plan;
   plan.parts = model_parts(fit_effects(m, node_of), node_of, rail_of, s);
   const std::uint32_t n = m.tx_bw.n;

@@ -333,3 +333,25 @@ TEST_CASE("model retest: a receiver slow alone only toward a counted sender is t
   CHECK(parts[1].counted);
   CHECK_FALSE(parts[1].explained);
 }
+
+TEST_CASE("model retest: a rank whose sends moved nothing in the run is retested, not left without a figure") {
+  const stats::pair_classes classes(6, three_by_two);
+  const stats::model_settings s{.alpha = 1e-3, .slow_pct = 60};
+  auto m = mesh({0, 0, 0, 0, 0, 0}, 0.02, 91);
+  for (std::uint32_t b = 0; b < 6; ++b)
+    if (b != 2) m.tx_bw.at(2, b) = 0;  // rank 2 ran and completed nothing toward anyone
+  const std::vector<std::uint8_t> named{0, 0, stats::named_sends, 0, 0, 0};
+  const auto plan = stats::plan_model_retest(m, three_by_two, {}, classes, s, 8, 8, named);
+  bool sends_of_2 = false;
+  for (std::size_t k = 0; k < plan.screened.size(); ++k) {
+    const auto& p = plan.parts[plan.screened[k]];
+    if (p.kind == stats::outlier_kind::rank && p.rank == 2 && p.sends) sends_of_2 = plan.sides[k].size() >= 3;
+  }
+  CHECK(sends_of_2);
+  // its pairs alone still at a tenth: counted, as the run named it
+  auto lasting = std::vector<double>(6, 0);
+  lasting[2] = std::log(0.1);
+  const auto parts = stats::judge_model_retest(plan, alone(plan, lasting, 0.02, 92), classes, s, 1, {}, {});
+  CHECK(std::ranges::any_of(
+      parts, [](const stats::lasting_effect& l) { return l.counted && l.part.rank == 2 && l.part.sends; }));
+}
