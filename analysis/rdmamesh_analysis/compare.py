@@ -166,9 +166,8 @@ def found_alone(res, run, to_after):
             key = ("link", "", int(to_after[ranks[0]]), int(to_after[ranks[1]]))
         else:
             continue
-        words = ("its sends", "its receives") if c["kind"] != "link" else ("at", "at")
-        sides = [f"{w} at {v[0]:.2g} %" if w != "at" else f"at {v[0]:.2g} %"
-                 for w, v in zip(words, (c.get("send_pct"), c.get("recv_pct"))) if v]
+        words = ("", "") if c["kind"] == "link" else ("its sends ", "its receives ")
+        sides = [f"{w}at {v[0]:.2g} %" for w, v in zip(words, (c.get("send_pct"), c.get("recv_pct"))) if v]
         out[key] = " and ".join(sides) + " of the control pairs alone (its retest; the run's noise hid it)"
     return out
 

@@ -203,7 +203,8 @@ namespace {
 
 // A pair that ran without failing and moved nothing in its window is the slowest of the run, not
 // a pair without a figure: it reads half the slowest pair that moved (the finder floors its count
-// at half a quantum alike), so its part is fit, screened and retested. A copy only where one is.
+// at half a quantum alike), so its part is fit, screened and retested. A copy only where one is,
+// of what the plan reads (its rates, failures and rounds), not of every matrix of the run.
 std::optional<run_matrices> floor_moved_nothing(const run_matrices& m) {
   double slowest = std::numeric_limits<double>::infinity();
   bool any = false;
@@ -214,7 +215,10 @@ std::optional<run_matrices> floor_moved_nothing(const run_matrices& m) {
     any = any || (ran && bw == 0);
   }
   if (!any || !std::isfinite(slowest)) return std::nullopt;
-  run_matrices out = m;
+  run_matrices out;
+  out.tx_bw = m.tx_bw;
+  out.flags = m.flags;
+  out.round = m.round;
   for (std::size_t i = 0; i < out.tx_bw.slots(); ++i)
     if (out.tx_bw.v[i] == 0 && out.tx_bw.src(i) != out.tx_bw.dst(i) && (m.flags.v.empty() || m.flags.v[i] == 0))
       out.tx_bw.v[i] = slowest / 2;

@@ -251,6 +251,12 @@ void judge_links(const run_pairs& rp, const effects_fit& f, const std::vector<st
   }
 }
 
+// The % of its class a pair or part must fall below to be named: t yardsticks under, never above
+// --slow
+double named_below_pct(double slow_pct, double t, double scale) {
+  return std::exp(std::min(std::log(slow_pct / 100), -t * scale)) * 100;
+}
+
 // The effect a typical part of each kind must fall below to be named, each side apart: Holm's
 // first bar over the run's parts, times the median scale that side's parts were read against,
 // and never above --slow
@@ -259,7 +265,7 @@ std::vector<outlier_report::part_bound> part_bounds(std::span<const model_cause>
   if (parts.empty()) return {};
   const double t = t_quantile(s.alpha / static_cast<double>(parts.size()), dof);
   const auto bound = [&](std::vector<double> scale) {
-    return std::exp(std::min(std::log(s.slow_pct / 100), -t * median_of(std::move(scale)))) * 100;
+    return named_below_pct(s.slow_pct, t, median_of(std::move(scale)));
   };
   std::vector<outlier_report::part_bound> out;
   for (const auto kind : {outlier_kind::rank, outlier_kind::nic, outlier_kind::node, outlier_kind::uplink}) {
@@ -351,8 +357,7 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
   std::vector<double> var;
   for (const auto& p : f.pairs) var.push_back(p.var);
   const double t = t_quantile(s.alpha / static_cast<double>(f.pairs.size()), ms.tail_dof);
-  out.threshold_pct =
-      std::exp(std::min(std::log(s.slow_pct / 100), -t * std::sqrt(f.noise * f.noise + median_of(var)))) * 100;
+  out.threshold_pct = named_below_pct(s.slow_pct, t, std::sqrt(f.noise * f.noise + median_of(var)));
   out.part_bound_pct = part_bounds(parts, s, ms.tail_dof);
   return out;
 }
