@@ -43,12 +43,9 @@ bool retest_slow_pairs(const context& c, engine::stream& eng, std::uint64_t size
   if (c.me == 0) {
     const auto last = c.book.last();
     if (last && last->bw && last->retest_of < 0) {
-      const std::span<const stats::outlier> found =
-          last->outliers ? std::span<const stats::outlier>(last->outliers->found) : std::span<const stats::outlier>{};
-      std::vector<std::int32_t> rail_of;
-      for (const auto& r : c.ranks) rail_of.push_back(r.rail);
-      auto job = stats::plan_full_retest(*last->bw, c.classes, model_settings_of(c.o), found, c.node_of, rail_of,
-                                         c.nics, c.uplinks);
+      const stats::outlier_report none;
+      auto job = stats::plan_full_retest(*last->bw, c.classes, model_settings_of(c.o),
+                                         last->outliers ? *last->outliers : none, c.node_of, c.nics, c.uplinks);
       plan = std::move(job.pairs);
       model = std::move(job.model);
       before = last->bw->tx_bw;

@@ -178,9 +178,7 @@ int simulate(const simulate_args& a) {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   rdmamesh::reuse_freed_memory();
   CLI::App app{"rdmamesh-sim: the verdict's false alarms and detections, from simulated or recorded runs"};
   app.require_subcommand(1);
@@ -219,6 +217,17 @@ int main(int argc, char** argv) {
                  "rails", "leaves", "pattern", "noise", "fault", "jobs", "named %", "false %", "false/1k node",
                  "unjudged", "judge s");
     return simulate(a);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rdmamesh-sim: %s\n", e.what());
+    return 2;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {  // setting up the options can throw too (CLI11 refuses a malformed one)
+    return run(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rdmamesh-sim: %s\n", e.what());
     return 2;

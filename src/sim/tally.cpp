@@ -80,7 +80,7 @@ judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std
     const auto n = static_cast<std::uint32_t>(node_of.size());
     const stats::pair_classes classes(n, node_of, uplinks, nics, cpu_of);
     const stats::model_settings ms{.alpha = retest->false_alarm, .slow_pct = slow_pct};
-    const auto plan = stats::plan_full_retest(m, classes, ms, j.report.found, node_of, rail_of, nics, uplinks);
+    const auto plan = stats::plan_full_retest(m, classes, ms, j.report, node_of, nics, uplinks);
     if (!plan.pairs.slow.empty()) {
       stats::pair_list all = plan.pairs.slow;
       all.insert(all.end(), plan.pairs.controls.begin(), plan.pairs.controls.end());

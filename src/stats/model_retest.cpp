@@ -14,9 +14,16 @@
 namespace rdmamesh::stats {
 namespace {
 
-bool usable(const run_matrices& m, std::uint32_t a, std::uint32_t b) {
+// A pair that ran and did not fail: one that moved nothing in its window is the slowest of its
+// part's side (the finder floors its count at half a quantum), not a pair without a figure.
+bool ran(const run_matrices& m, std::uint32_t a, std::uint32_t b) {
   const double bw = m.tx_bw.at(a, b);
-  return a != b && bw > 0 && std::isfinite(bw) && (m.flags.v.empty() || m.flags.at(a, b) == 0);
+  return a != b && bw >= 0 && std::isfinite(bw) && (m.flags.v.empty() || m.flags.at(a, b) == 0);
+}
+
+// A control: a pair that ran and moved something (its log rate is its place in its path).
+bool usable(const run_matrices& m, std::uint32_t a, std::uint32_t b) {
+  return ran(m, a, b) && m.tx_bw.at(a, b) > 0;
 }
 
 // A part's side: the pairs out of its ranks (sends) or into them (receives), the other end outside.
@@ -199,44 +206,27 @@ std::vector<std::uint8_t> choose_parts(std::span<const model_cause> parts, std::
 
 }  // namespace
 
-namespace {
-
-// A pair that ran without failing and moved nothing in its window is the slowest of the run, not
-// a pair without a figure: it reads half the slowest pair that moved (the finder floors its count
-// at half a quantum alike), so its part is fit, screened and retested. A copy only where one is,
-// of what the plan reads (its rates, failures and rounds), not of every matrix of the run.
-std::optional<run_matrices> floor_moved_nothing(const run_matrices& m) {
-  double slowest = std::numeric_limits<double>::infinity();
-  bool any = false;
-  for (std::size_t i = 0; i < m.tx_bw.slots(); ++i) {
-    const double bw = m.tx_bw.v[i];
-    const bool ran = m.tx_bw.src(i) != m.tx_bw.dst(i) && (m.flags.v.empty() || m.flags.v[i] == 0);
-    if (ran && bw > 0 && std::isfinite(bw)) slowest = std::min(slowest, bw);
-    any = any || (ran && bw == 0);
-  }
-  if (!any || !std::isfinite(slowest)) return std::nullopt;
-  run_matrices out;
-  out.tx_bw = m.tx_bw;
-  out.flags = m.flags;
-  out.round = m.round;
-  for (std::size_t i = 0; i < out.tx_bw.slots(); ++i)
-    if (out.tx_bw.v[i] == 0 && out.tx_bw.src(i) != out.tx_bw.dst(i) && (m.flags.v.empty() || m.flags.v[i] == 0))
-      out.tx_bw.v[i] = slowest / 2;
-  return out;
-}
-
-}  // namespace
-
-model_retest_plan plan_model_retest(const run_matrices& given, std::span<const std::int32_t> node_of,
-                                    std::span<const std::int32_t> rail_of, const pair_classes& classes,
+model_retest_plan plan_model_retest(const run_matrices& m, std::span<const model_cause> parts,
+                                    std::span<const std::int32_t> node_of, const pair_classes& classes,
                                     const model_settings& s, std::size_t per_side, std::size_t controls,
                                     std::span<const std::uint8_t> named) {
-  const auto floored = floor_moved_nothing(given);
-  const run_matrices& m = floored ? *floored : given;
   model_retest_plan plan;
-  plan.parts = model_parts(fit_effects(m, node_of), node_of, rail_of, s);
   const std::uint32_t n = m.tx_bw.n;
-  const auto take = choose_parts(plan.parts, n, std::log(s.slow_pct / 100), named);
+  const double slow = std::log(s.slow_pct / 100);
+  // Alone, a pair is read against controls of its path, which cross the same uplinks: an uplink
+  // is no part the retest can read. Under one the run reads below --slow, each rank's side is
+  // chosen as though the run had named it: the uplink's effect holds their pairs' shortfall, and
+  // alone the retest tells whether one node under it is what is slow.
+  std::vector<std::uint8_t> chosen(named.begin(), named.end());
+  chosen.resize(n, 0);
+  for (const auto& p : parts) {
+    if (p.kind != outlier_kind::uplink) {
+      plan.parts.push_back(p);
+    } else if (p.effect < slow) {
+      for (const auto r : p.members) chosen[r] |= p.sends ? named_sends : named_receives;
+    }
+  }
+  const auto take = choose_parts(plan.parts, n, slow, chosen);
   std::vector<std::uint8_t> touched(n, 0);
   std::set<int> needed;                     // the classes the screened parts' pairs are in
   std::vector<std::uint8_t> suspect(n, 0);  // in a part the run chose
@@ -248,7 +238,7 @@ model_retest_plan plan_model_retest(const run_matrices& given, std::span<const s
   std::vector<std::vector<std::uint32_t>> out_to(n), in_from(n);
   for (std::size_t i = 0; i < m.tx_bw.slots(); ++i) {
     const auto a = m.tx_bw.src(i), b = m.tx_bw.dst(i);
-    if (!usable(m, a, b)) continue;
+    if (!ran(m, a, b)) continue;
     out_to[a].push_back(b);
     in_from[b].push_back(a);
   }
@@ -263,7 +253,7 @@ model_retest_plan plan_model_retest(const run_matrices& given, std::span<const s
       }
     }
     side = spread_over_members(std::move(side), m, p.sends, per_side, suspect);
-    add_fresh(side, p, m, node_of, named, per_side);
+    add_fresh(side, p, m, node_of, chosen, per_side);
     if (side.empty()) continue;
     for (const auto& [a, b] : side) needed.insert(classes.path(a, b));
     if (take[i] == 1)
@@ -620,13 +610,13 @@ std::vector<std::uint8_t> named_sides(std::span<const outlier> found, std::span<
 }
 
 full_retest plan_full_retest(const run_matrices& m, const pair_classes& classes, const model_settings& s,
-                             std::span<const outlier> found, std::span<const std::int32_t> node_of,
-                             std::span<const std::int32_t> rail_of, std::span<const nic_group> nics,
-                             std::span<const switch_group> uplinks) {
+                             const outlier_report& run, std::span<const std::int32_t> node_of,
+                             std::span<const nic_group> nics, std::span<const switch_group> uplinks) {
   full_retest out;
-  out.pairs = plan_job_retest(m.tx_bw, m.flags, m.round, classes, s.slow_pct, found, uplinks);
+  out.pairs = plan_job_retest(m.tx_bw, m.flags, m.round, classes, s.slow_pct, run.found, uplinks);
   if (!(s.alpha > 0)) return out;
-  out.model = plan_model_retest(m, node_of, rail_of, classes, s, 8, 8, named_sides(found, node_of, nics, m.tx_bw.n));
+  out.model =
+      plan_model_retest(m, run.parts, node_of, classes, s, 8, 8, named_sides(run.found, node_of, nics, m.tx_bw.n));
   // a pair slow or named is judged as such (judge_retest), not as a control; a pair of a part's
   // side that is another part's control stays a control (measured once, read both ways), so
   // that a retest whose every pair some part holds still has controls to judge pairs against

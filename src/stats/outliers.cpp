@@ -350,7 +350,7 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
   }
   out.noise = f.noise;
   const model_settings ms{.alpha = s.alpha, .slow_pct = s.slow_pct};
-  const auto parts = model_parts(f, node_of, rail_of, ms, uplinks);
+  auto parts = model_parts(f, node_of, rail_of, ms, uplinks);
   judge_noise(rp, f, parts, node_of, uplinks, s, covered, out);
   judge_links(rp, f, covered, s, ms.tail_dof, out);
   // the bound a single pair of typical count must fall below to be named
@@ -359,6 +359,7 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
   const double t = t_quantile(s.alpha / static_cast<double>(f.pairs.size()), ms.tail_dof);
   out.threshold_pct = named_below_pct(s.slow_pct, t, std::sqrt(f.noise * f.noise + median_of(var)));
   out.part_bound_pct = part_bounds(parts, s, ms.tail_dof);
+  out.parts = std::move(parts);
   return out;
 }
 

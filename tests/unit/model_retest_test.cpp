@@ -45,6 +45,15 @@ stats::square<double> alone(const stats::model_retest_plan& plan, const std::vec
   return out;
 }
 
+// The retest's plan from the run's parts as a plain fit reads them (the matrices here hold rates
+// only); `named` as in plan_model_retest.
+stats::model_retest_plan plan_of(const stats::run_matrices& m, std::span<const std::int32_t> node_of,
+                                 const stats::pair_classes& classes, const stats::model_settings& s,
+                                 std::span<const std::uint8_t> named = {}) {
+  const auto parts = stats::model_parts(stats::fit_effects(m, node_of), node_of, {}, s);
+  return stats::plan_model_retest(m, parts, node_of, classes, s, 8, 8, named);
+}
+
 struct judged_job {
   stats::model_retest_plan plan;
   std::vector<stats::lasting_effect> parts;
@@ -66,7 +75,7 @@ judged_job judge(const std::vector<double>& run, const std::vector<double>& last
                  std::uint64_t seed, double slow_pct = 90) {
   const stats::pair_classes classes(6, three_by_two);
   const stats::model_settings s{.alpha = 1e-3, .slow_pct = slow_pct};
-  judged_job j{stats::plan_model_retest(mesh(run, 0.02, seed), three_by_two, {}, classes, s), {}};
+  judged_job j{plan_of(mesh(run, 0.02, seed), three_by_two, classes, s), {}};
   j.parts = stats::judge_model_retest(j.plan, alone(j.plan, lasting, alone_sd, seed + 1), classes, s, 1.0);
   return j;
 }
@@ -131,7 +140,7 @@ TEST_CASE("model retest: a part whose pairs alone its host held back is neither 
   const double half = std::log(0.5);
   const stats::pair_classes classes(6, three_by_two);
   const stats::model_settings s{.alpha = 1e-3, .slow_pct = 90};
-  const auto plan = stats::plan_model_retest(mesh({0, 0, half, half, 0, 0}, 0.02, 71), three_by_two, {}, classes, s);
+  const auto plan = plan_of(mesh({0, 0, half, half, 0, 0}, 0.02, 71), three_by_two, classes, s);
   const auto a = alone(plan, {0, 0, half, half, 0, 0}, 0.05, 72);
   const auto node1 = [](const std::vector<stats::lasting_effect>& parts) {
     return std::ranges::find_if(parts, [](const stats::lasting_effect& l) {
@@ -156,9 +165,9 @@ TEST_CASE("model retest: the ranks the run named are retested, whatever the run 
   const stats::pair_classes classes(6, three_by_two);
   const stats::model_settings s{.alpha = 1e-3, .slow_pct = 90};
   const auto m = mesh({0, 0, 0, 0, 0, 0}, 0.01, 81);
-  const auto plain = stats::plan_model_retest(m, three_by_two, {}, classes, s);
+  const auto plain = plan_of(m, three_by_two, classes, s);
   const std::vector<std::uint8_t> named{0, 0, 0, 0, stats::named_sends, 0};  // rank 4, for its sends
-  const auto flagged = stats::plan_model_retest(m, three_by_two, {}, classes, s, 8, 8, named);
+  const auto flagged = plan_of(m, three_by_two, classes, s, named);
   const auto holds4 = [&](const stats::model_retest_plan& p) {
     return std::ranges::any_of(p.screened, [&](std::size_t i) { return p.parts[i].holds(4); });
   };
@@ -174,7 +183,7 @@ TEST_CASE("model retest: a side the run named is retested, the other side only w
   const auto named = stats::named_sides(std::span(&sends_only, 1), three_by_two, {}, 6);
   CHECK(named == std::vector<std::uint8_t>{0, 0, 0, 0, stats::named_sends, stats::named_sends});
   const auto m = mesh({0, 0, 0, 0, std::log(0.4), std::log(0.4)}, 0.01, 91);
-  const auto plan = stats::plan_model_retest(m, three_by_two, {}, classes, s, 8, 8, named);
+  const auto plan = plan_of(m, three_by_two, classes, s, named);
   const auto screened_of_node2 = [&](bool sends) {
     return std::ranges::count_if(
         plan.screened, [&](std::size_t i) { return plan.parts[i].node == 2 && plan.parts[i].sends == sends; });
@@ -186,7 +195,7 @@ TEST_CASE("model retest: a side the run named is retested, the other side only w
   both.recv_pct = 60;
   const auto named_both = stats::named_sides(std::span(&both, 1), three_by_two, {}, 6);
   CHECK(named_both[4] == (stats::named_sends | stats::named_receives));
-  const auto plan_both = stats::plan_model_retest(m, three_by_two, {}, classes, s, 8, 8, named_both);
+  const auto plan_both = plan_of(m, three_by_two, classes, s, named_both);
   CHECK(std::ranges::count_if(plan_both.screened, [&](std::size_t i) {
           return plan_both.parts[i].node == 2 && !plan_both.parts[i].sends;
         }) == 3);
@@ -207,6 +216,44 @@ TEST_CASE("model retest: a path is the uplinks a pair crosses and which way, not
   CHECK(classes.path(0, 2) != classes.path(2, 0));  // nor the same way
   CHECK(classes.path(0, 2) == classes.path(1, 3));  // leaf 0 up, leaf 1 down, from either rank
   CHECK(classes.path(0, 1) == classes.path(4, 5));  // within a leaf: no uplink
+}
+
+TEST_CASE("model retest: the nodes under an uplink the run reads slow are retested; the uplink is no part of it") {
+  // six nodes of one rank under three leaves (two each); everything out of leaf 1 (nodes 2, 3)
+  // at 40 %: the run's fit puts it on leaf 1's way up, not on the two nodes
+  const std::vector<std::int32_t> nodes{0, 1, 2, 3, 4, 5};
+  std::vector<stats::switch_group> leaves;
+  for (std::int32_t l = 0; l < 3; ++l) {
+    stats::switch_group g{l, std::vector<std::uint8_t>(6, 0)};
+    g.members[2 * l] = g.members[2 * l + 1] = 1;
+    leaves.push_back(g);
+  }
+  const stats::pair_classes classes(6, nodes, leaves);
+  const stats::model_settings s{.alpha = 1e-3, .slow_pct = 90};
+  stats::run_matrices m;
+  m.tx_bw = stats::square<double>(6, NAN);
+  m.flags = stats::square<std::uint8_t>(6, 0);
+  std::mt19937_64 g(5);
+  std::normal_distribution<double> e(0, 0.01);
+  for (std::uint32_t a = 0; a < 6; ++a)
+    for (std::uint32_t b = 0; b < 6; ++b)
+      if (a != b) m.tx_bw.at(a, b) = std::exp(20 + (a / 2 == 1 && b / 2 != 1 ? std::log(0.4) : 0) + e(g));
+  const auto parts =
+      stats::model_parts(stats::fit_effects(m, nodes, {.classes = &classes, .uplinks = leaves}), nodes, {}, s, leaves);
+  const auto up1 = std::ranges::find_if(
+      parts, [](const auto& p) { return p.kind == stats::outlier_kind::uplink && p.node == 1 && p.sends; });
+  REQUIRE(up1 != parts.end());
+  CHECK(up1->effect < std::log(0.5));  // the run reads the uplink ...
+  for (const auto& p : parts)          // ... and not the nodes under it
+    if (p.kind == stats::outlier_kind::node) CHECK(p.effect > std::log(0.9));
+  const auto plan = stats::plan_model_retest(m, parts, nodes, classes, s);
+  CHECK(std::ranges::none_of(plan.parts, [](const auto& p) { return p.kind == stats::outlier_kind::uplink; }));
+  std::set<std::int32_t> sends_of;
+  for (const auto i : plan.screened) {
+    CHECK(plan.parts[i].sends);  // only the side the uplink reads slow
+    sends_of.insert(plan.parts[i].node);
+  }
+  CHECK(sends_of == std::set<std::int32_t>{2, 3});
 }
 
 TEST_CASE("model retest: a screened node's ranks go too, only to name: they never widen the family") {
@@ -241,7 +288,7 @@ TEST_CASE("model retest: a part's pairs alone avoid partners the run also chose,
       if (a != b) m.tx_bw.at(a, b) = 1e9 * (a == 0 ? 0.25 : 1) * (b == 5 ? 0.5 : 1) * (1 + 0.001 * (a + 3 * b));
   const stats::pair_classes classes(n, node_of);
   const stats::model_settings s{.alpha = 1e-3, .slow_pct = 90};
-  const auto plan = stats::plan_model_retest(m, node_of, {}, classes, s);
+  const auto plan = plan_of(m, node_of, classes, s);
   bool found = false;
   for (std::size_t i = 0; i < plan.screened.size(); ++i) {
     const auto& p = plan.parts[plan.screened[i]];
@@ -268,7 +315,7 @@ TEST_CASE("model retest: pairs whose ends share a CPU are read against pairs tha
       for (std::uint32_t b = 0; b < 4; ++b)
         if (a != b) m.tx_bw.at(a, b) = 1e9 * (a == slow ? 0.1 : 1) * (1 + 0.01 * (a + 3 * b));
     const stats::pair_classes classes(4, one_host, {}, {}, cpu_group);
-    const auto plan = stats::plan_model_retest(m, one_host, {}, classes, s);
+    const auto plan = plan_of(m, one_host, classes, s);
     std::mt19937_64 g(61);
     std::normal_distribution<double> e(0, 0.1);
     auto alone = stats::square<double>(4, NAN);
@@ -340,8 +387,21 @@ TEST_CASE("model retest: a rank whose sends moved nothing in the run is retested
   auto m = mesh({0, 0, 0, 0, 0, 0}, 0.02, 91);
   for (std::uint32_t b = 0; b < 6; ++b)
     if (b != 2) m.tx_bw.at(2, b) = 0;  // rank 2 ran and completed nothing toward anyone
-  const std::vector<std::uint8_t> named{0, 0, stats::named_sends, 0, 0, 0};
-  const auto plan = stats::plan_model_retest(m, three_by_two, {}, classes, s, 8, 8, named);
+  // the run as rdmamesh records it (4 KiB messages over one-second windows, one round), judged
+  // by its finder: the plan reads the finder's parts
+  constexpr std::uint64_t size = 4096;
+  m.tx_s = stats::square<double>(6, 1.0);
+  m.tx_msgs = stats::square<std::uint64_t>(6, 0);
+  m.round = stats::square<std::int32_t>(6, 0);
+  for (std::uint32_t a = 0; a < 6; ++a) {
+    m.round.at(a, a) = -1;
+    for (std::uint32_t b = 0; b < 6; ++b)
+      if (a != b) m.tx_msgs.at(a, b) = static_cast<std::uint64_t>(m.tx_bw.at(a, b) / size);
+  }
+  const auto run = stats::find_outliers(m, size, three_by_two, {.slow_pct = 60});
+  const auto named = stats::named_sides(run.found, three_by_two, {}, 6);
+  REQUIRE(named[2] == stats::named_sends);
+  const auto plan = stats::plan_model_retest(m, run.parts, three_by_two, classes, s, 8, 8, named);
   bool sends_of_2 = false;
   for (std::size_t k = 0; k < plan.screened.size(); ++k) {
     const auto& p = plan.parts[plan.screened[k]];

@@ -446,8 +446,8 @@ TEST_CASE("spread: a rank slow only toward the partners it met is cleared by fre
     m.flags = s.flags;
     m.round = s.round;
     const stats::model_settings ms{.alpha = 1e-3, .slow_pct = 90};
-    const std::vector<std::int32_t> rail_of(6, 0);
-    const auto plan = stats::plan_full_retest(m, classes, ms, found, s.node_of, rail_of, {});
+    rep.parts = stats::model_parts(stats::fit_effects(m, s.node_of), s.node_of, {}, ms);
+    const auto plan = stats::plan_full_retest(m, classes, ms, rep, s.node_of, {});
     std::vector<stats::judged_run> runs{{0, "spread 4 KiB", &rep, true, {}}};
     runs[0].alone = stats::judge_retest(plan.pairs, s.bw, s.alone, 90, classes, 1.0);
     runs[0].parts = stats::judge_model_retest(plan.model, s.alone, classes, ms, 1.0);

@@ -38,8 +38,8 @@ struct effects_fit {
   struct pair {
     std::uint32_t a = 0, b = 0, cohort = 0;
     std::size_t slot = 0;  // in the run's matrices
-    double y = 0;    // log bytes/s
-    double var = 0;  // its count's variance on the log scale (0: exact)
+    double y = 0;          // log bytes/s
+    double var = 0;        // its count's variance on the log scale (0: exact)
   };
   std::vector<pair> pairs;                       // those fit
   double fitted(const pair& p) const;            // class offset, both ends' effects and the uplinks it crosses
@@ -68,21 +68,6 @@ struct model_settings {
   double alpha = 1e-3;   // the chance of naming a healthy part in a run (family-wise)
   double slow_pct = 90;  // --slow: never named above this % of the healthy
   double tail_dof = 5;   // the t the healthy effects are referred to
-};
-
-struct model_cause {
-  outlier_kind kind = outlier_kind::rank;  // rank, nic, node or uplink
-  std::int32_t node = -1, rank = -1;       // uplink: node is its switch
-  std::int32_t rail = -1;                  // nic: its rail; uplink: its index among the job's uplinks
-  bool sends = true;
-  double effect = 0;  // log
-  double p = 1;       // one-sided, before the correction
-  // the ranks it holds, ascending: a list, not a mask by rank, since a run of N ranks has about
-  // 2N parts (N^2 bytes as masks at thousands of ranks)
-  std::vector<std::uint32_t> members;
-  // what its effect was read against: how far parts of its kind stray, or its own standard error
-  double scale = 0;
-  bool holds(std::uint32_t r) const { return std::ranges::binary_search(members, r); }
 };
 
 // Every part of the run the model can test, each with its effect and its p in this run: a node's

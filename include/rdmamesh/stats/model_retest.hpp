@@ -39,15 +39,17 @@ struct model_retest_plan {
   pair_list all() const;  // every pair the retest measures, once
 };
 
-// The retest of a run judged by the model: up to `per_side` of each screened part's pairs, and for
-// each, up to `controls` pairs of each of their paths that do not touch it (clear of the other
-// screened parts first).
+// The retest of a run judged by the model: of `parts` (the run's, as its finder read them:
+// outlier_report::parts), up to `per_side` of each screened part's pairs, and for each, up to
+// `controls` pairs of each of their paths that do not touch it (clear of the other screened parts
+// first). A run the finder did not fit has no parts, and no part is retested.
 // `named`, by rank: the sides of the rank, NIC or node causes the run's finder named it in
 // (named_sides' bits): every part holding one on such a side is screened too, so that the retest
 // decides what the run named. A side the run did not name, and did not read below --slow, is no
-// choice of the run's: testing it too would only widen Holm's family.
-model_retest_plan plan_model_retest(const run_matrices& m, std::span<const std::int32_t> node_of,
-                                    std::span<const std::int32_t> rail_of, const pair_classes& classes,
+// choice of the run's: testing it too would only widen Holm's family. The ranks under an uplink
+// the run reads below --slow are chosen on that side alike (the retest cannot read the uplink).
+model_retest_plan plan_model_retest(const run_matrices& m, std::span<const model_cause> parts,
+                                    std::span<const std::int32_t> node_of, const pair_classes& classes,
                                     const model_settings& s, std::size_t per_side = 8, std::size_t controls = 8,
                                     std::span<const std::uint8_t> named = {});
 
@@ -99,17 +101,16 @@ std::vector<std::uint8_t> named_sides(std::span<const outlier> found, std::span<
                                       std::span<const nic_group> nics, std::uint32_t n);
 
 // The retest rdmamesh runs after a run (--retest, and the simulator's): the run's slow pairs
-// (plan_job_retest, each judged alone by judge_retest: the links' evidence) and the model's parts
-// (plan_model_retest, every part holding a rank the finder named in `found` screened too), each
-// pair measured once: `pairs` holds them all.
+// (plan_job_retest, each judged alone by judge_retest: the links' evidence) and the parts of the
+// run's model (plan_model_retest from `run`'s parts, every part holding a rank its finder named
+// screened too), each pair measured once: `pairs` holds them all.
 struct full_retest {
   retest_plan pairs;
   model_retest_plan model;
 };
 full_retest plan_full_retest(const run_matrices& m, const pair_classes& classes, const model_settings& s,
-                             std::span<const outlier> found, std::span<const std::int32_t> node_of,
-                             std::span<const std::int32_t> rail_of, std::span<const nic_group> nics,
-                             std::span<const switch_group> uplinks = {});
+                             const outlier_report& run, std::span<const std::int32_t> node_of,
+                             std::span<const nic_group> nics, std::span<const switch_group> uplinks = {});
 
 // The t quantile: the t for which P(T > t) = p, `dof` degrees of freedom.
 double t_quantile(double p, double dof);

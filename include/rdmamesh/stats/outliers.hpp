@@ -62,6 +62,22 @@ struct outlier {
   std::uint32_t fine = 0;   // pairs of its named sides that were not slow
 };
 
+// A part of the run as the model read it: its effect on one side, and what it was read against.
+struct model_cause {
+  outlier_kind kind = outlier_kind::rank;  // rank, nic, node or uplink
+  std::int32_t node = -1, rank = -1;       // uplink: node is its switch
+  std::int32_t rail = -1;                  // nic: its rail; uplink: its index among the job's uplinks
+  bool sends = true;
+  double effect = 0;  // log
+  double p = 1;       // one-sided, before the correction
+  // the ranks it holds, ascending: a list, not a mask by rank, since a run of N ranks has about
+  // 2N parts (N^2 bytes as masks at thousands of ranks)
+  std::vector<std::uint32_t> members;
+  // what its effect was read against: how far parts of its kind stray, or its own standard error
+  double scale = 0;
+  bool holds(std::uint32_t r) const { return std::ranges::binary_search(members, r); }
+};
+
 // What a run's pairs were judged against.
 struct outlier_report {
   double median = 0;         // the run's median pair, bytes/s
@@ -84,6 +100,9 @@ struct outlier_report {
   std::uint32_t judged = 0;    // of those, fit by the model
   double expect_bps = 0;       // --expect floor per pair, bytes/s (0: none)
   std::vector<outlier> found;
+  // every part the model read, with its effect in this run (empty: the run was not fit): what a
+  // retest chooses from, so that it measures what the run's own model showed
+  std::vector<model_cause> parts;
 };
 
 // Whether a run is evidence for the job's verdict: its noise could be measured, or it named causes
