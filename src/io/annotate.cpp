@@ -64,7 +64,7 @@ annotation annotation_for(group_kind group, std::string_view n, int rank) {
         return {"percent of its path's control pairs alone (their centre)", {"pair"}};
       if (n == "p_slow") return {"probability", {"pair"}};
       if (n == "path_controls") return {"pairs", {"pair"}};
-      if (n == "controls_pct") return {"percent of its class's other control pairs' median alone", {"control"}};
+      if (n == "controls_pct") return {"percent of its path's other control pairs' median alone", {"control"}};
       if (n == "still_slow" || n == "fine" || n == "counted" || n == "starved" || n == "named_link")
         return {"flag", {"pair"}};
       if (n == "cpu_share" || n == "controls_cpu_share") return {"share of a CPU", {"pair"}};

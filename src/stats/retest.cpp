@@ -194,18 +194,18 @@ double retest_round_seconds(const retest_plan& plan, const square<double>& bw, s
 std::vector<double> control_pcts(const retest_plan& plan, const square<double>& alone, const pair_classes& class_of) {
   struct control {
     double bw;
-    int cls;
+    int path;
   };
   std::vector<control> measured;
   for (const auto& [a, b] : plan.controls)
-    if (std::isfinite(alone.at(a, b)) && alone.at(a, b) > 0) measured.push_back({alone.at(a, b), class_of(a, b)});
+    if (std::isfinite(alone.at(a, b)) && alone.at(a, b) > 0) measured.push_back({alone.at(a, b), class_of.path(a, b)});
   std::vector<double> out;
   for (std::size_t i = 0; i < measured.size(); ++i) {
     std::vector<double> same, all;
     for (std::size_t j = 0; j < measured.size(); ++j) {
       if (j == i) continue;
       all.push_back(measured[j].bw);
-      if (measured[j].cls == measured[i].cls) same.push_back(measured[j].bw);
+      if (measured[j].path == measured[i].path) same.push_back(measured[j].bw);
     }
     const double reference = median_of(same.size() >= 2 ? same : all);
     if (reference > 0) out.push_back(100 * measured[i].bw / reference);

@@ -548,7 +548,7 @@ TEST_CASE("verdict: a pair slow alone because its own host held it back is undec
   }
 }
 
-TEST_CASE("each control alone reads as % of the other controls of its class, as a pair under test does") {
+TEST_CASE("each control alone reads as % of the other controls of its path, as a pair under test does") {
   // 2 nodes x 2 ranks: controls across nodes at 100, 110, 40 and 90; within a node 200 and 180
   const std::vector<std::int32_t> node_of{0, 0, 1, 1};
   const stats::pair_classes class_of(4, node_of);
@@ -575,4 +575,23 @@ TEST_CASE("each control alone reads as % of the other controls of its class, as 
   // a control that measured nothing alone is no reading
   alone.at(3, 1) = NAN;
   CHECK(stats::control_pcts(plan, alone, class_of).size() == 5);
+  SUBCASE("two paths of one class: each control against its own path's") {
+    // 2 nodes x 3 ranks, each node's ranks pinned to one shared CPU set: the pairs from node 0
+    // to node 1 are one path, those back another, alone at 100 and at half of it
+    const std::vector<std::int32_t> nodes{0, 0, 0, 1, 1, 1};
+    const std::vector<std::int32_t> cpu_group{0, 0, 0, 1, 1, 1};
+    const stats::pair_classes paths(6, nodes, {}, {}, cpu_group);
+    stats::retest_plan two;
+    two.controls = {{0, 3}, {1, 4}, {2, 5}, {3, 0}, {4, 1}, {5, 2}};
+    stats::square<double> fast_one_way(6, NAN);
+    for (std::uint32_t k = 0; k < 3; ++k) {
+      fast_one_way.at(k, k + 3) = 100 + 10.0 * k;
+      fast_one_way.at(k + 3, k) = 50 + 5.0 * k;
+    }
+    const auto by_path = stats::control_pcts(two, fast_one_way, paths);
+    REQUIRE(by_path.size() == 6);
+    CHECK(by_path[0] == doctest::Approx(10000.0 / 115));  // 100 / median(110, 120)
+    CHECK(by_path[3] == doctest::Approx(10000.0 / 115));  // 50 / median(55, 60): its way's, not the class's
+    CHECK(by_path[5] == doctest::Approx(12000.0 / 105));  // 60 / median(50, 55)
+  }
 }

@@ -154,7 +154,7 @@ def main():
                     else:
                         check(len(slow) == len(got), f"not still slow alone: {got}")
                     check(int(g.attrs["controls"]) >= 1 and np.all(g["path_controls"][:] >= 1), "no control pairs")
-                    # each control alone against the others of its class: what a side is ranked against
+                    # each control alone against the others of its path: what a side is ranked against
                     cp = g["controls_pct"][:]
                     check(1 <= len(cp) <= int(g.attrs["controls"]) and np.all(np.isfinite(cp)) and np.all(cp > 0),
                           f"controls_pct {cp} for {int(g.attrs['controls'])} control pairs")

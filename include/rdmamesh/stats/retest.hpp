@@ -95,9 +95,10 @@ std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<d
                                          const square<double>& alone, double slow_pct, const pair_classes& class_of,
                                          double floor_bps, const pair_host* host = nullptr);
 
-// Every control alone, as % of the median of its class's other controls alone (of all the other
-// controls where its class has fewer than two more): what healthy pairs read alone in this retest
-// (/retest/controls_pct). Left out of its own reference, a control reads as a pair under test does.
+// Every control alone, as % of the median of its path's other controls alone (pair_classes::path;
+// of all the other controls where its path has fewer than two more): what healthy pairs read
+// alone in this retest (/retest/controls_pct). Left out of its own reference, a control reads
+// against its path as a pair under test does.
 std::vector<double> control_pcts(const retest_plan& plan, const square<double>& alone, const pair_classes& class_of);
 
 // A retest round's seconds: long enough that a pair at half the slowest control's rate in the
