@@ -201,15 +201,25 @@ TEST_CASE("model retest: a side the run named is retested, the other side only w
         }) == 3);
 }
 
-TEST_CASE("model retest: a path is the uplinks a pair crosses and which way, not how many") {
-  // six nodes of one rank under three leaves (two each): 0,1 | 2,3 | 4,5
-  const std::vector<std::int32_t> nodes{0, 1, 2, 3, 4, 5};
-  std::vector<stats::switch_group> leaves;
+namespace {
+
+// Six ranks, one a node, under three leaves of two: 0,1 | 2,3 | 4,5.
+std::vector<stats::switch_group> three_leaves() {
+  std::vector<stats::switch_group> out;
   for (std::int32_t l = 0; l < 3; ++l) {
     stats::switch_group g{l, std::vector<std::uint8_t>(6, 0)};
     g.members[2 * l] = g.members[2 * l + 1] = 1;
-    leaves.push_back(g);
+    out.push_back(g);
   }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("model retest: a path is the uplinks a pair crosses and which way, not how many") {
+  // six nodes of one rank under three leaves (two each): 0,1 | 2,3 | 4,5
+  const std::vector<std::int32_t> nodes{0, 1, 2, 3, 4, 5};
+  const auto leaves = three_leaves();
   const stats::pair_classes classes(6, nodes, leaves);
   CHECK(classes(0, 2) == classes(2, 4));            // both cross two uplinks
   CHECK(classes.path(0, 2) != classes.path(2, 4));  // not the same two
@@ -222,12 +232,7 @@ TEST_CASE("model retest: the nodes under an uplink the run reads slow are retest
   // six nodes of one rank under three leaves (two each); everything out of leaf 1 (nodes 2, 3)
   // at 40 %: the run's fit puts it on leaf 1's way up, not on the two nodes
   const std::vector<std::int32_t> nodes{0, 1, 2, 3, 4, 5};
-  std::vector<stats::switch_group> leaves;
-  for (std::int32_t l = 0; l < 3; ++l) {
-    stats::switch_group g{l, std::vector<std::uint8_t>(6, 0)};
-    g.members[2 * l] = g.members[2 * l + 1] = 1;
-    leaves.push_back(g);
-  }
+  const auto leaves = three_leaves();
   const stats::pair_classes classes(6, nodes, leaves);
   const stats::model_settings s{.alpha = 1e-3, .slow_pct = 90};
   stats::run_matrices m;
