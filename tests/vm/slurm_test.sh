@@ -190,11 +190,18 @@ for d in json.load(open(sys.argv[1]))["drain"]:
   # the retest agrees: most of node2's sends, two at least, stay slow alone (one fast control
   # once stretched the retest's bound to 12 %, and node2's pairs at 21 % read fine while the run
   # still drained it). Not every one: a pair alone may use all the shaped port carries, once
-  # 0.059 Gb/s at a tbf of 0.0595, 85 % of the controls
+  # 0.059 Gb/s at a tbf of 0.0595, 85 % of the controls. Read from node2's part as the verdict
+  # counts it (`N of its M pair(s) alone below --slow`), or from the pairs' own lines: one pair
+  # against controls that spread threefold on a busy VM is undecided alone (8-109 %) while the
+  # node's seven together read 16-38 %
   sick=$(grep -E '^# retest of run 0: rank [23] \(node2, ' "$tmp/health-sick-$job.out" || true)
   slow=$(grep -c 'still slow alone' <<<"$sick")
-  [ "$slow" -ge 2 ] && [ $((2 * slow)) -gt "$(grep -c . <<<"$sick")" ] ||
-    fail "sick health job: $slow of node2's $(grep -c . <<<"$sick") retested sends still slow alone, expected most and two at least"
+  part=$(sed -nE 's/^#   node node2 \(ranks 2,3\): its sends .*; ([0-9]+) of its ([0-9]+) pair\(s\) alone below --slow$/\1 \2/p' \
+    "$tmp/health-sick-$job.out" | head -1)
+  read -r below of <<<"${part:-0 0}"
+  { [ "$slow" -ge 2 ] && [ $((2 * slow)) -gt "$(grep -c . <<<"$sick")" ]; } ||
+    { [ "$below" -ge 2 ] && [ $((2 * below)) -gt "$of" ]; } ||
+    fail "sick health job: $slow of node2's $(grep -c . <<<"$sick") retested sends still slow alone (its part: ${below} of ${of} below --slow), expected most and two at least"
   later "sick health job: its verdict names node2" "$here/check_verdict.py" "$tmp/results/rdmamesh-$job.h5" \
     "$tmp/results/rdmamesh-$job.verdict.json" --node node2
   recheck
