@@ -173,7 +173,7 @@ def build(res, outdir):
                                           if c.get("category", "unknown") != "unknown" and c.get("evidence") else "")
                   for c in counted]
         lines += [("seen, cleared by the retest (fine alone): " if c.get("cleared") else
-                   ("seen, narrowed by the retest to the node(s) under it slow alone (the others fine alone): "
+                   ("seen, narrowed by the retest to the node(s) under it slow alone (without their pairs it is fine alone): "
                     if c["kind"] == "uplink" else
                     "seen, narrowed by the retest to its NIC (the others fine alone): ") if c.get("narrowed") else
                    "seen, part of its node's counted cause: " if c.get("within") else

@@ -198,7 +198,7 @@ void publish(const context& c, io::run_record r) {
   if (const auto line = io::host_line(r); !line.empty()) print(line + "\n");
   for (const auto& line : io::port_lines(r, c.ranks)) print(line + "\n");
   for (const auto& line : io::retest_lines(r, c.ranks, c.o.slow_pct)) print(line + "\n");
-  for (const auto& line : io::retest_part_lines(r, c.ranks, c.o.slow_pct)) print(line + "\n");
+  for (const auto& line : io::retest_part_lines(r, c.ranks, c.o.slow_pct, c.uplink_names)) print(line + "\n");
   print(io::format_scaling(r, c.node_of, c.nodes));
   c.book.add(std::move(r));
 }

@@ -276,7 +276,12 @@ std::string rank_name(std::size_t rank, std::span<const fabric::rank_info> ranks
 }
 
 // "node2", "node2's mlx5_1", "rank 5 (node07, mlx5_1)": the part the model measured alone
-std::string part_name(const stats::model_cause& p, std::span<const fabric::rank_info> ranks) {
+std::string part_name(const stats::model_cause& p, std::span<const fabric::rank_info> ranks,
+                      std::span<const std::string> uplink_names) {
+  if (p.kind == stats::outlier_kind::uplink)
+    return p.node >= 0 && static_cast<std::size_t>(p.node) < uplink_names.size()
+               ? "uplink " + uplink_names[static_cast<std::size_t>(p.node)]
+               : fmt::format("uplink of switch {}", p.node);
   const auto r = p.members.empty() ? ranks.size() : std::size_t{p.members.front()};
   if (p.kind == stats::outlier_kind::rank || r >= ranks.size())
     return rank_name(static_cast<std::size_t>(p.rank), ranks);
@@ -305,7 +310,7 @@ std::string part_reading(const stats::lasting_effect& l, double slow_pct) {
 }  // namespace
 
 std::vector<std::string> retest_part_lines(const run_record& r, std::span<const fabric::rank_info> ranks,
-                                           double slow_pct) {
+                                           double slow_pct, std::span<const std::string> uplink_names) {
   std::vector<std::string> lines;
   for (const auto& l : r.retest_parts) {
     const std::string figures = std::isnan(l.effect)
@@ -315,8 +320,10 @@ std::vector<std::string> retest_part_lines(const run_record& r, std::span<const 
                                           "control(s)), p {:.2g} were it at {:g} %",
                                           100 * std::exp(l.effect), 100 * std::exp(l.lo), 100 * std::exp(l.hi), l.pairs,
                                           l.controls, l.p_slow, slow_pct);
-    lines.push_back(fmt::format("# retest of run {}, by part: {}: {} {}: {}", r.retest_of, part_name(l.part, ranks),
-                                l.part.sends ? "its sends" : "its receives", figures, part_reading(l, slow_pct)));
+    const bool up = l.part.kind == stats::outlier_kind::uplink;
+    const char* side = l.part.sends ? (up ? "its way up" : "its sends") : (up ? "its way down" : "its receives");
+    lines.push_back(fmt::format("# retest of run {}, by part: {}: {} {}: {}", r.retest_of,
+                                part_name(l.part, ranks, uplink_names), side, figures, part_reading(l, slow_pct)));
   }
   return lines;
 }

@@ -155,7 +155,7 @@ std::string seen_as(const stats::folded_cause& c) {
   if (c.counted) return "";
   if (c.cleared) return "seen, cleared by the retest (fine alone): ";
   if (c.narrowed && c.kind == stats::outlier_kind::uplink)
-    return "seen, narrowed by the retest to the node(s) under it slow alone (the others fine alone): ";
+    return "seen, narrowed by the retest to the node(s) under it slow alone (without their pairs it is fine alone): ";
   if (c.narrowed) return "seen, narrowed by the retest to its NIC (the others fine alone): ";
   if (c.within) return "seen, part of its node's counted cause: ";
   if (c.explained)
@@ -208,7 +208,7 @@ std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<co
   if (v.parts_retested > 0) {
     out.push_back(fmt::format(
         "#   retest: {} part(s) measured alone, each counted only below --slow beyond chance at a false-alarm level "
-        "of {:g} % (the chance of counting any healthy rank, NIC or node in this job{})",
+        "of {:g} % (the chance of counting any healthy rank, NIC, node or uplink in this job{})",
         v.parts_retested, 100 * v.false_alarm,
         v.false_alarm_runs > 1 ? fmt::format("; {:g} % in each of its {} runs that go to the retest",
                                              100 * v.false_alarm / v.false_alarm_runs, v.false_alarm_runs)

@@ -96,9 +96,17 @@ void add_fresh(pair_list& side, const model_cause& p, const run_matrices& m, std
 
 // The controls: for each screened part, up to `controls` pairs of each of its paths (`needed`)
 // that do not touch it, clear of the other chosen parts (`touched`) first, then nearest the
-// path's median.
+// path's median. `for_uplinks`: for the screened uplinks only, by route (pair_classes::route:
+// pairs through the tier's other uplinks, since none that touches the uplink's ranks is taken).
 void add_controls(model_retest_plan& plan, const run_matrices& m, const pair_classes& classes,
-                  const std::set<int>& needed, const std::vector<std::uint8_t>& touched, std::size_t controls) {
+                  const std::set<int>& needed, const std::vector<std::uint8_t>& touched, std::size_t controls,
+                  bool for_uplinks = false) {
+  const auto key = [&](std::uint32_t a, std::uint32_t b) {
+    return for_uplinks ? classes.route(a, b) : classes.path(a, b);
+  };
+  const auto served = [&](std::size_t k) {
+    return (plan.parts[plan.screened[k]].kind == outlier_kind::uplink) == for_uplinks;
+  };
   struct usable_pair {
     std::uint32_t a, b;
     double y;  // log rate in the run
@@ -107,7 +115,7 @@ void add_controls(model_retest_plan& plan, const run_matrices& m, const pair_cla
   for (std::size_t i = 0; i < m.tx_bw.slots(); ++i) {
     const auto a = m.tx_bw.src(i), b = m.tx_bw.dst(i);
     if (!usable(m, a, b)) continue;
-    const int cls = classes.path(a, b);
+    const int cls = key(a, b);
     if (needed.contains(cls)) of_class[cls].push_back({a, b, std::log(m.tx_bw.v[i])});
   }
   // by rank, the screened parts (their places in plan.screened) that hold it
@@ -124,6 +132,7 @@ void add_controls(model_retest_plan& plan, const run_matrices& m, const pair_cla
       return std::pair{touched[p.a] + touched[p.b], std::fabs(p.y - mid)};
     });
     const auto pick = [&](std::size_t k) {  // the first `controls` pairs that do not touch it
+      if (!served(k)) return;
       const auto& part = plan.parts[plan.screened[k]];
       std::size_t have = 0;
       for (const auto& [a, b, y] : pairs) {
@@ -139,7 +148,7 @@ void add_controls(model_retest_plan& plan, const run_matrices& m, const pair_cla
     for (std::size_t j = 0; j < std::min(controls, pairs.size()); ++j)
       for (const auto r : {pairs[j].a, pairs[j].b}) holding.insert(parts_of[r].begin(), parts_of[r].end());
     std::size_t first_free = 0;
-    while (holding.contains(first_free)) ++first_free;
+    while (first_free < plan.screened.size() && (holding.contains(first_free) || !served(first_free))) ++first_free;
     for (const auto k : holding)
       if (k < first_free) pick(k);
     if (first_free < plan.screened.size()) pick(first_free);
@@ -185,6 +194,7 @@ std::vector<std::uint8_t> choose_parts(std::span<const model_cause> parts, std::
   }
   const auto screened = [&](const model_cause& p) {
     if (p.effect < slow) return true;
+    if (p.kind == outlier_kind::uplink) return false;  // its ranks' choices are theirs
     for (const auto r : p.members)
       if (r < named.size() && (named[r] & (p.sends ? named_sends : named_receives)) != 0) return true;
     const auto& e = p.sends ? rank_send : rank_recv;
@@ -194,10 +204,10 @@ std::vector<std::uint8_t> choose_parts(std::span<const model_cause> parts, std::
   for (std::size_t i = 0; i < parts.size(); ++i) take[i] = screened(parts[i]) ? 1 : 0;
   std::map<std::int32_t, std::vector<std::size_t>> screened_on;  // a part lies inside one of its own node only
   for (std::size_t o = 0; o < parts.size(); ++o)
-    if (take[o] == 1) screened_on[parts[o].node].push_back(o);
+    if (take[o] == 1 && parts[o].kind != outlier_kind::uplink) screened_on[parts[o].node].push_back(o);
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const auto on = screened_on.find(parts[i].node);
-    if (take[i] || on == screened_on.end()) continue;
+    if (take[i] || on == screened_on.end() || parts[i].kind == outlier_kind::uplink) continue;
     if (std::ranges::any_of(on->second, [&](std::size_t o) { return inside(parts[i], parts[o]); })) take[i] = 2;
   }
   return take;
@@ -212,22 +222,19 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const model
   model_retest_plan plan;
   const std::uint32_t n = m.tx_bw.n;
   const double slow = std::log(s.slow_pct / 100);
-  // Alone, a pair is read against controls of its path, which cross the same uplinks: an uplink
-  // is no part the retest can read. Under one the run reads below --slow, each rank's side is
-  // chosen as though the run had named it: the uplink's effect holds their pairs' shortfall, and
-  // alone the retest tells whether one node under it is what is slow.
+  // Under an uplink the run reads below --slow, each rank's side is chosen too, as though the run
+  // had named it: the uplink's effect holds their pairs' shortfall, and alone the retest tells
+  // the uplink (against its tier's other uplinks) from one node under it (against its path).
   std::vector<std::uint8_t> chosen(named.begin(), named.end());
   chosen.resize(n, 0);
+  plan.parts.assign(parts.begin(), parts.end());
   for (const auto& p : parts) {
-    if (p.kind != outlier_kind::uplink) {
-      plan.parts.push_back(p);
-    } else if (p.effect < slow) {
+    if (p.kind == outlier_kind::uplink && p.effect < slow)
       for (const auto r : p.members) chosen[r] |= p.sends ? named_sends : named_receives;
-    }
   }
   const auto take = choose_parts(plan.parts, n, slow, chosen);
   std::vector<std::uint8_t> touched(n, 0);
-  std::set<int> needed;                     // the classes the screened parts' pairs are in
+  std::set<int> needed, routes;             // the paths (routes: an uplink's) the screened parts' pairs are in
   std::vector<std::uint8_t> suspect(n, 0);  // in a part the run chose
   for (std::size_t i = 0; i < plan.parts.size(); ++i)
     if (take[i] == 1)
@@ -254,7 +261,9 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const model
     side = spread_over_members(std::move(side), m, p.sends, per_side, suspect);
     add_fresh(side, p, m, node_of, chosen, per_side);
     if (side.empty()) continue;
-    for (const auto& [a, b] : side) needed.insert(classes.path(a, b));
+    for (const auto& [a, b] : side)
+      (p.kind == outlier_kind::uplink ? routes : needed)
+          .insert(p.kind == outlier_kind::uplink ? classes.route(a, b) : classes.path(a, b));
     if (take[i] == 1)
       for (const auto r : p.members) touched[r] = 1;
     plan.screened.push_back(i);
@@ -262,6 +271,7 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const model
     plan.sides.push_back(std::move(side));
   }
   add_controls(plan, m, classes, needed, touched, controls);
+  add_controls(plan, m, classes, routes, touched, controls, true);
   return plan;
 }
 
@@ -282,6 +292,10 @@ struct control_set {
   std::map<int, double> centre;                      // classes of two or more
   std::vector<double> residuals;                     // |y - centre|, ascending
   double dof = 0;
+  bool by_route = false;  // keyed by route (an uplink's controls: its tier's other uplinks), not path
+  int key(const pair_classes& classes, std::uint32_t a, std::uint32_t b) const {
+    return by_route ? classes.route(a, b) : classes.path(a, b);
+  }
 };
 
 // Its classes' centres (Huber) and residuals from `ys`; into `residuals` unsorted.
@@ -296,15 +310,16 @@ void centre_classes(const std::map<int, std::vector<double>>& ys, std::map<int, 
 }
 
 control_set read_controls(const pair_list& controls, const square<double>& alone, const pair_classes& classes,
-                          double floor_bps) {
+                          double floor_bps, bool by_route = false) {
   control_set cs;
+  cs.by_route = by_route;
   cs.of_rank.resize(alone.n);
   for (const auto& [a, b] : controls) {
     const double v = alone.at(a, b);
     if (std::isnan(v)) continue;
     cs.of_rank[a].push_back(cs.all.size());
     cs.of_rank[b].push_back(cs.all.size());
-    cs.all.push_back({a, b, classes.path(a, b), std::log(std::max(v, floor_bps))});
+    cs.all.push_back({a, b, cs.key(classes, a, b), std::log(std::max(v, floor_bps))});
     cs.of_class[cs.all.back().cls].push_back(cs.all.size() - 1);
   }
   std::map<int, std::vector<double>> ys;  // by class
@@ -384,7 +399,7 @@ part_fit fit_part(const model_cause& part, const pair_list& side, const control_
       continue;
     }
     const double y = log_alone(a, b);
-    const int cls = classes.path(a, b);
+    const int cls = cs.key(classes, a, b);
     const auto c = centre(cls);
     if (std::isnan(y) || !c) continue;
     d.push_back(y - *c);
@@ -458,7 +473,8 @@ void settle(std::vector<lasting_effect>& judged, const model_retest_plan& plan, 
   std::ranges::stable_sort(order, std::greater<>{}, size);
   for (auto o : order) {
     auto& outer = judged[o];
-    if (!outer.counted || outer.within) continue;
+    // an uplink's inner parts were read against controls through it: see narrow_uplinks
+    if (!outer.counted || outer.within || outer.part.kind == outlier_kind::uplink) continue;
     std::vector<std::size_t> in;
     for (std::size_t i = 0; i < judged.size(); ++i)
       if (judged[i].counted && inside(judged[i].part, outer.part)) in.push_back(i);
@@ -489,6 +505,36 @@ void settle(std::vector<lasting_effect>& judged, const model_retest_plan& plan, 
   }
 }
 
+// A counted uplink under which rank, NIC or node parts stand (each read alone against controls
+// through the same uplink, so slow beyond it): refit without the pairs of those parts, it stays
+// counted beside them where it still passes the bar it passed, and is `narrowed` to them where
+// it does not (a port at half under a healthy uplink slows only its own pairs through it).
+void narrow_uplinks(std::vector<lasting_effect>& out, const std::vector<double>& bar, const model_retest_plan& plan,
+                    const control_set& by_route, const square<double>& alone, const pair_classes& classes,
+                    double floor_bps, const std::set<std::pair<std::uint32_t, std::uint32_t>>& held, double slow) {
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const model_cause& up = out[i].part;
+    if (up.kind != outlier_kind::uplink || !out[i].counted) continue;
+    const auto standing_under = [&](std::uint32_t r) {
+      return std::ranges::any_of(out, [&](const lasting_effect& l) {
+        return l.part.kind != outlier_kind::uplink && l.stands() && l.part.sends == up.sends && l.part.holds(r) &&
+               up.holds(r);
+      });
+    };
+    pair_list kept;
+    for (const auto& [a, b] : plan.sides[i])
+      if (!standing_under(up.sends ? a : b)) kept.emplace_back(a, b);
+    if (kept.size() == plan.sides[i].size()) continue;
+    bool still = false;
+    if (!kept.empty()) {
+      auto f = fit_part(up, kept, by_route, alone, classes, floor_bps, held);
+      test_part(f, slow);
+      still = f.l.p_slow < bar[i];
+    }
+    out[i].narrowed = !still;
+  }
+}
+
 // A counted part whose pairs alone are slow only toward a counted part of the other side (a
 // receiver's pairs from a lossy sender stall alone as the sender's do) is that part's evidence:
 // refit without its pairs toward the other side's counted parts, it stays counted only where it
@@ -496,7 +542,8 @@ void settle(std::vector<lasting_effect>& judged, const model_retest_plan& plan, 
 // order of the parts decides nothing (a lone slow link explains away both its ends: it is the
 // link's). Leaving a count out never raises the chance of counting a healthy part.
 void explain_away(std::vector<lasting_effect>& out, const std::vector<double>& bar, const model_retest_plan& plan,
-                  const control_set& cs, const square<double>& alone, const pair_classes& classes, double floor_bps,
+                  const control_set& by_path, const control_set& by_route, const square<double>& alone,
+                  const pair_classes& classes, double floor_bps,
                   const std::set<std::pair<std::uint32_t, std::uint32_t>>& held, double slow) {
   std::vector<std::size_t> counted;
   for (std::size_t i = 0; i < out.size(); ++i)
@@ -513,7 +560,7 @@ void explain_away(std::vector<lasting_effect>& out, const std::vector<double>& b
     for (const auto& [a, b] : plan.sides[i])
       if (!toward_counted(a, b)) kept.emplace_back(a, b);
     if (kept.size() == plan.sides[i].size()) continue;
-    auto f = fit_part(p, kept, cs, alone, classes, floor_bps, held);
+    auto f = fit_part(p, kept, p.kind == outlier_kind::uplink ? by_route : by_path, alone, classes, floor_bps, held);
     test_part(f, slow);
     explained[i] = !(f.l.p_slow < bar[i]);
   }
@@ -533,9 +580,12 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
   const double slow = std::log(s.slow_pct / 100);
   const std::set<std::pair<std::uint32_t, std::uint32_t>> held_set(held.begin(), held.end());
   const control_set cs = read_controls(plan.controls, alone, classes, floor_bps);
+  const control_set cs_route = read_controls(plan.controls, alone, classes, floor_bps, true);
   std::vector<lasting_effect> out;  // each part tested as it is fitted: a fit holds its controls' residuals
   for (std::size_t i = 0; i < plan.screened.size(); ++i) {
-    auto f = fit_part(plan.parts[plan.screened[i]], plan.sides[i], cs, alone, classes, floor_bps, held_set);
+    const auto& part = plan.parts[plan.screened[i]];
+    auto f = fit_part(part, plan.sides[i], part.kind == outlier_kind::uplink ? cs_route : cs, alone, classes, floor_bps,
+                      held_set);
     test_part(f, slow);
     out.push_back(std::move(f.l));
   }
@@ -559,8 +609,9 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
     out[i].counted =
         std::ranges::any_of(out, [&](const lasting_effect& o) { return o.counted && inside(out[i].part, o.part); });
   }
-  explain_away(out, bar, plan, cs, alone, classes, floor_bps, held_set, slow);
+  explain_away(out, bar, plan, cs, cs_route, alone, classes, floor_bps, held_set, slow);
   settle(out, plan, slow, s.alpha);
+  narrow_uplinks(out, bar, plan, cs_route, alone, classes, floor_bps, held_set, slow);
   return out;
 }
 

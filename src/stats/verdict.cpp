@@ -240,7 +240,7 @@ void add_counted_alone(cause_map& by, std::span<const retested_part> parts,
 // back by its host, or its interval across --slow). Parts that stand and that no run named are added, basis retest.
 // False: nothing was retested, and the rules of the runs alone hold.
 bool decide_by_model(cause_map& by, std::span<const judged_run> runs, std::span<const std::int32_t> node_of,
-                     std::span<const nic_group> nics, job_verdict& v) {
+                     std::span<const nic_group> nics, std::span<const switch_group> uplinks, job_verdict& v) {
   std::vector<retested_part> parts;
   bool any = false;
   for (const auto& run : runs) {
@@ -255,12 +255,16 @@ bool decide_by_model(cause_map& by, std::span<const judged_run> runs, std::span<
   std::set<const lasting_effect*> named;
   for (auto& entry : by) {
     folded_cause& c = entry.second;  // a name, not a binding: the lambdas below capture it
-    if (c.basis != outlier_basis::noise || !is_part_kind(c.kind)) continue;
+    if (c.basis != outlier_basis::noise || !(is_part_kind(c.kind) || c.kind == outlier_kind::uplink)) continue;
     const auto retested_run = [&](const judged_run* r) { return std::ranges::find(c.runs, r->index) != c.runs.end(); };
     if (!std::ranges::any_of(runs, [&](const judged_run& r) { return r.retested && retested_run(&r); })) continue;
     std::vector<std::uint32_t> members;
     for (auto r : ranks_of(c, node_of, nics))
       if (r >= 0) members.push_back(static_cast<std::uint32_t>(r));
+    if (const auto u = std::ranges::find(uplinks, c.node, &switch_group::sw);
+        c.kind == outlier_kind::uplink && u != uplinks.end())
+      for (std::uint32_t r = 0; r < u->members.size(); ++r)
+        if (u->members[r]) members.push_back(r);
     std::ranges::sort(members);
     std::vector<retested_part> mine;
     for (const auto& p : parts) {
@@ -300,49 +304,6 @@ bool decide_by_model(cause_map& by, std::span<const judged_run> runs, std::span<
   return true;
 }
 
-// A counted uplink under which the model counts a rank, NIC or node, where not every node under
-// it is counted: that part's, not the uplink's (its controls crossed the same uplinks the same
-// way, so an uplink slow for all would have left them all alike).
-void narrow_uplinks_by_model(cause_map& by, std::span<const std::int32_t> node_of,
-                             std::span<const switch_group> uplinks, std::span<const nic_group> nics) {
-  for (auto& entry : by) {
-    folded_cause& c = entry.second;  // a name, not a binding: `under` captures it
-    if (!c.counted || c.kind != outlier_kind::uplink || c.basis != outlier_basis::noise) continue;
-    const auto u = std::ranges::find(uplinks, c.node, &switch_group::sw);
-    if (u == uplinks.end() || u->members.size() != node_of.size()) continue;
-    const auto under = [&](std::int32_t r) {
-      return c.peer >= 0 ||
-             (static_cast<std::size_t>(r) < u->members.size() && u->members[static_cast<std::size_t>(r)]);
-    };
-    std::set<std::int32_t> nodes_under, counted_nodes;
-    std::set<std::int32_t> counted_ranks;
-    std::size_t ranks_under = 0;
-    for (std::size_t r = 0; r < node_of.size(); ++r) {
-      if (!under(static_cast<std::int32_t>(r))) continue;
-      nodes_under.insert(node_of[r]);
-      ++ranks_under;
-    }
-    for (const auto& [k2, p] : by) {
-      if (!p.counted || !is_part_kind(p.kind)) continue;
-      const auto ranks = ranks_of(p, node_of, nics);
-      if (ranks.empty() || !std::ranges::all_of(ranks, under)) continue;
-      counted_nodes.insert(p.node);
-      counted_ranks.insert(ranks.begin(), ranks.end());
-    }
-    if (counted_nodes.empty() || counted_nodes.size() == nodes_under.size()) continue;
-    // the parts under it stand for it where they can: its pairs spread over the ranks under it
-    // (each rank meets as many partners), and where most of them lie beyond the parts, and most
-    // of those are slow, over two nodes or more that are not counted, no one node explains them:
-    // the uplink is slow beside the parts (a NIC slow of its own under an uplink at half)
-    const double share =
-        static_cast<double>(counted_ranks.size()) / static_cast<double>(std::max<std::size_t>(ranks_under, 1));
-    const double theirs = share * (c.pairs + c.fine), left = c.pairs - std::min<double>(c.pairs, theirs);
-    if (nodes_under.size() - counted_nodes.size() >= 2 && left > theirs && left > c.fine) continue;
-    c.counted = false;
-    c.narrowed = true;
-  }
-}
-
 }  // namespace
 
 job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t> node_of,
@@ -352,7 +313,7 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
   count_runs(by, v.runs_judged, lone_pairs(runs));
   // a retest measures a part alone, beside healthy controls: stronger evidence than a majority
   // of runs, where the noise of busy rounds can hide a cause in some of them
-  if (decide_by_model(by, runs, node_of, nics, v)) narrow_uplinks_by_model(by, node_of, uplinks, nics);
+  decide_by_model(by, runs, node_of, nics, uplinks, v);
   const through_counted through(by, uplinks);  // uplinks count from the runs alone
   fold_into_nodes(by);
   // a link that touches a counted rank or node is that cause's, named once (as the rank or node)

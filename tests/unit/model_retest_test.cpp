@@ -228,7 +228,8 @@ TEST_CASE("model retest: a path is the uplinks a pair crosses and which way, not
   CHECK(classes.path(0, 1) == classes.path(4, 5));  // within a leaf: no uplink
 }
 
-TEST_CASE("model retest: the nodes under an uplink the run reads slow are retested; the uplink is no part of it") {
+TEST_CASE(
+    "model retest: an uplink the run reads slow is retested against its tier's other uplinks, its nodes beside it") {
   // six nodes of one rank under three leaves (two each); everything out of leaf 1 (nodes 2, 3)
   // at 40 %: the run's fit puts it on leaf 1's way up, not on the two nodes
   const std::vector<std::int32_t> nodes{0, 1, 2, 3, 4, 5};
@@ -252,13 +253,38 @@ TEST_CASE("model retest: the nodes under an uplink the run reads slow are retest
   for (const auto& p : parts)          // ... and not the nodes under it
     if (p.kind == stats::outlier_kind::node) CHECK(p.effect > std::log(0.9));
   const auto plan = stats::plan_model_retest(m, parts, nodes, classes, s);
-  CHECK(std::ranges::none_of(plan.parts, [](const auto& p) { return p.kind == stats::outlier_kind::uplink; }));
-  std::set<std::int32_t> sends_of;
+  std::set<std::pair<stats::outlier_kind, std::int32_t>> sends_of;
   for (const auto i : plan.screened) {
     CHECK(plan.parts[i].sends);  // only the side the uplink reads slow
-    sends_of.insert(plan.parts[i].node);
+    sends_of.insert({plan.parts[i].kind, plan.parts[i].node});
   }
-  CHECK(sends_of == std::set<std::int32_t>{2, 3});
+  CHECK(sends_of == std::set<std::pair<stats::outlier_kind, std::int32_t>>{{stats::outlier_kind::uplink, 1},
+                                                                           {stats::outlier_kind::node, 2},
+                                                                           {stats::outlier_kind::node, 3}});
+  // alone, the uplink's pairs at 40 % of pairs through the other leaves' uplinks: counted, its
+  // nodes within it (their pairs alone read against controls through the same uplink: alike)
+  const auto lasting = [](std::uint32_t a, std::uint32_t b) { return a / 2 == 1 && b / 2 != 1 ? std::log(0.4) : 0.0; };
+  auto alone = stats::square<double>(6, NAN);
+  for (const auto& [a, b] : plan.all()) alone.at(a, b) = std::exp(21 + lasting(a, b) + e(g));
+  const auto judged = stats::judge_model_retest(plan, alone, classes, s, 1.0);
+  const auto up =
+      std::ranges::find_if(judged, [](const auto& l) { return l.part.kind == stats::outlier_kind::uplink; });
+  REQUIRE(up != judged.end());
+  CHECK(up->stands());
+  CHECK(std::exp(up->effect) == doctest::Approx(0.4).epsilon(0.05));
+  CHECK(std::ranges::none_of(judged,
+                             [](const auto& l) { return l.part.kind == stats::outlier_kind::node && l.stands(); }));
+  // alone, only node 2's sends at 40 % (its port; the uplink fine): the uplink narrowed to node 2
+  for (const auto& [a, b] : plan.all()) alone.at(a, b) = std::exp(21 + (a == 2 ? std::log(0.4) : 0) + e(g));
+  const auto port = stats::judge_model_retest(plan, alone, classes, s, 1.0);
+  const auto find = [&](stats::outlier_kind k, std::int32_t node) {
+    return std::ranges::find_if(port, [&](const auto& l) { return l.part.kind == k && l.part.node == node; });
+  };
+  REQUIRE(find(stats::outlier_kind::uplink, 1) != port.end());
+  CHECK(find(stats::outlier_kind::uplink, 1)->narrowed);
+  CHECK_FALSE(find(stats::outlier_kind::uplink, 1)->stands());
+  CHECK(find(stats::outlier_kind::node, 2)->stands());
+  CHECK_FALSE(find(stats::outlier_kind::node, 3)->stands());
 }
 
 TEST_CASE("model retest: a screened node's ranks go too, only to name: they never widen the family") {

@@ -319,14 +319,14 @@ TEST_CASE("a node whose retest was held back by its host: listed as undecided wi
   const auto lines = io::verdict_lines(v, ranks, ctx);
   REQUIRE(lines.size() == 3);
   CHECK(has(lines[0], "# verdict: healthy"));
-  CHECK(has(lines[1], "false-alarm level of 0.1 % (the chance of counting any healthy rank, NIC or node in this job)"));
+  CHECK(has(lines[1], "false-alarm level of 0.1 % (the chance of counting any healthy rank, NIC, node or uplink in this job)"));
   SUBCASE("a job of several runs says each run's share of the level") {
     runs[0].alpha = 2.5e-4;
     runs[0].alpha_runs = 4;
     const auto split = io::verdict_lines(stats::fold(runs, node_of), ranks, ctx);
     REQUIRE(split.size() == 3);
     CHECK(has(split[1],
-              "false-alarm level of 0.1 % (the chance of counting any healthy rank, NIC or node in this "
+              "false-alarm level of 0.1 % (the chance of counting any healthy rank, NIC, node or uplink in this "
               "job; 0.025 % in each of its 4 runs that go to the retest)"));
     CHECK(has(io::verdict_json(stats::fold(runs, node_of), ranks, ctx), "\"runs_sharing\": 4"));
   }

@@ -264,39 +264,55 @@ TEST_CASE("--retest: a named node the retest could not measure, or held back by 
   CHECK(find(v, outlier_kind::node)->held_cpu == doctest::Approx(0.38));
 }
 
-TEST_CASE("--retest, --topology: a counted uplink stands unless the model counts some of the nodes under it") {
+namespace {
+
+// A part of the retest, alone at `pct` % of its controls: counted (standing) or cleared.
+lasting_effect alone_at(outlier_kind kind, std::int32_t node, std::vector<std::uint32_t> members, double pct,
+                        bool counted) {
+  model_cause c{
+      kind, node, -1, kind == outlier_kind::uplink ? node : -1, true, std::log(pct / 100), 1e-3, std::move(members)};
+  lasting_effect l{c};
+  l.effect = std::log(pct / 100);
+  l.lo = l.effect - 0.1;
+  l.hi = l.effect + 0.1;
+  l.pairs = 8;
+  l.counted = counted;
+  l.cleared = !counted;
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("--retest, --topology: a run-named uplink is what its pairs alone say, against its tier's other uplinks") {
   // 6 ranks, one per node, under 3 leaves; the run named leaf 2's uplink (ranks 4, 5) and a link
   // through it
   const std::vector<std::int32_t> node_of{0, 1, 2, 3, 4, 5};
   const std::vector<switch_group> uplinks{{0, {1, 1, 0, 0, 0, 0}}, {1, {0, 0, 1, 1, 0, 0}}, {2, {0, 0, 0, 0, 1, 1}}};
   outlier_report run;
   run.found = {{outlier_kind::uplink, outlier_basis::noise, 2, -1, -1, 55, NAN, 8, 0}, link(4, 0)};
-  const auto node_part = [](std::int32_t node, bool counted) {
-    model_cause c{outlier_kind::node, node, -1, -1, true, std::log(0.4), 1e-3, {static_cast<std::uint32_t>(node)}};
-    lasting_effect l{c};
-    l.effect = std::log(counted ? 0.4 : 0.99);
-    l.lo = l.effect - 0.1;
-    l.hi = l.effect + 0.1;
-    l.pairs = 8;
-    l.counted = counted;
-    l.cleared = !counted;
-    return l;
+  const auto up = [](bool counted) { return alone_at(outlier_kind::uplink, 2, {4, 5}, counted ? 50 : 99, counted); };
+  const auto node = [](std::int32_t n, bool counted) {
+    return alone_at(outlier_kind::node, n, {static_cast<std::uint32_t>(n)}, counted ? 40 : 99, counted);
   };
-  SUBCASE("its nodes alike alone: the uplink, and the link through it is its evidence") {
-    auto v =
-        fold(std::vector<judged_run>{retested(&run, {node_part(4, false), node_part(5, false)})}, node_of, uplinks);
+  SUBCASE("counted alone, its nodes alike: the uplink, and the link through it is its evidence") {
+    const auto v =
+        fold(std::vector<judged_run>{retested(&run, {up(true), node(4, false), node(5, false)})}, node_of, uplinks);
     CHECK(v.status == health::degraded);
     REQUIRE(find(v, outlier_kind::uplink) != nullptr);
     CHECK(find(v, outlier_kind::uplink)->counted);
+    CHECK(find(v, outlier_kind::uplink)->alone_pct == doctest::Approx(50));
     CHECK_FALSE(find(v, outlier_kind::link)->counted);
     CHECK(find(v, outlier_kind::node) == nullptr);
-    // every node under it slow alone: still the uplink's (one cause, not two nodes drained apart)
-    v = fold(std::vector<judged_run>{retested(&run, {node_part(4, true), node_part(5, true)})}, node_of, uplinks);
-    CHECK(find(v, outlier_kind::uplink)->counted);
   }
-  SUBCASE("one node under it slow alone, its leaf-mate fine: narrowed to that node") {
-    const auto v =
-        fold(std::vector<judged_run>{retested(&run, {node_part(4, true), node_part(5, false)})}, node_of, uplinks);
+  SUBCASE("cleared alone: not counted, whatever the run read") {
+    const auto v = fold(std::vector<judged_run>{retested(&run, {up(false)})}, node_of, uplinks);
+    CHECK(find(v, outlier_kind::uplink)->cleared);
+    CHECK_FALSE(find(v, outlier_kind::uplink)->counted);
+  }
+  SUBCASE("narrowed by the retest to the node under it that is slow: that node") {
+    auto u = up(true);
+    u.narrowed = true;
+    const auto v = fold(std::vector<judged_run>{retested(&run, {u, node(4, true), node(5, false)})}, node_of, uplinks);
     CHECK(v.status == health::degraded);
     CHECK(find(v, outlier_kind::uplink)->narrowed);
     CHECK_FALSE(find(v, outlier_kind::uplink)->counted);
@@ -305,39 +321,16 @@ TEST_CASE("--retest, --topology: a counted uplink stands unless the model counts
     CHECK(find(v, outlier_kind::node)->counted);
     CHECK(find(v, outlier_kind::node)->basis == outlier_basis::retest);
   }
-}
-
-TEST_CASE(
-    "--retest, --topology: an uplink slow over many nodes stands beside a node under it that is slow of its own") {
-  // 8 ranks, one per node, under 2 leaves of 4; the run named leaf 1's uplink (ranks 4-7): 16 of
-  // its pairs slow, 0 fine (each rank's 4 pairs to the other leaf)
-  const std::vector<std::int32_t> node_of{0, 1, 2, 3, 4, 5, 6, 7};
-  const std::vector<switch_group> uplinks{{0, {1, 1, 1, 1, 0, 0, 0, 0}}, {1, {0, 0, 0, 0, 1, 1, 1, 1}}};
-  const auto node_part = [](std::int32_t node) {
-    model_cause c{outlier_kind::node, node, -1, -1, true, std::log(0.8), 1e-3, {static_cast<std::uint32_t>(node)}};
-    lasting_effect l{c};
-    l.effect = std::log(0.8);  // below --slow alone, against controls through the same uplink
-    l.lo = l.effect - 0.05;
-    l.hi = l.effect + 0.05;
-    l.pairs = 4;
-    l.counted = true;
-    return l;
-  };
-  outlier_report run;
-  run.found = {{outlier_kind::uplink, outlier_basis::noise, 1, -1, -1, 50, NAN, 16, 0}};
-  SUBCASE("three slow nodes beyond the counted one: the uplink and the node both count") {
-    const auto v = fold(std::vector<judged_run>{retested(&run, {node_part(5)})}, node_of, uplinks);
-    REQUIRE(find(v, outlier_kind::uplink) != nullptr);
+  SUBCASE("still slow without the slow node's pairs: the uplink and the node both count") {
+    const auto v =
+        fold(std::vector<judged_run>{retested(&run, {up(true), node(4, true), node(5, false)})}, node_of, uplinks);
     CHECK(find(v, outlier_kind::uplink)->counted);
-    CHECK_FALSE(find(v, outlier_kind::uplink)->narrowed);
     REQUIRE(find(v, outlier_kind::node) != nullptr);
     CHECK(find(v, outlier_kind::node)->counted);
   }
-  SUBCASE("most of its pairs fine beyond the counted node: narrowed to that node") {
-    run.found[0].pairs = 6;
-    run.found[0].fine = 10;
-    const auto v = fold(std::vector<judged_run>{retested(&run, {node_part(5)})}, node_of, uplinks);
-    CHECK(find(v, outlier_kind::uplink)->narrowed);
+  SUBCASE("not measured alone: undecided, nothing drained on it") {
+    const auto v = fold(std::vector<judged_run>{retested(&run, {})}, node_of, uplinks);
+    CHECK(find(v, outlier_kind::uplink)->undecided);
     CHECK_FALSE(find(v, outlier_kind::uplink)->counted);
   }
 }

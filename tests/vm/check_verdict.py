@@ -204,11 +204,14 @@ def uplink(path, doc_path, name):
     check(len(counted) == 1 and counted[0]["kind"] == "uplink" and counted[0].get("uplink", "").startswith(name + " "),
           f"counted causes {[c['text'] for c in counted]}, expected the uplink {name} alone")
     check(doc["drain"] == [], f"drain {doc['drain']}: an uplink is no node's fault")
+    # a run names it, or its noise hid it and its retest counted the uplink alone (basis retest)
+    by_retest = len(counted) == 1 and counted[0].get("basis") == "retest"
     for run, rows in run_kinds:
         lost = [(a, b) for k, a, b in rows if k == "failed"]
         check(all(crosses([hosts[a], hosts[b]]) for a, b in lost), f"run {run}: failed pairs {lost} not through {name}")
         kinds = [k for k, a, b in rows if k != "failed"]
-        check(kinds.count("uplink") == 1, f"run {run}: causes {kinds}, expected the uplink among them")
+        check(kinds.count("uplink") == 1 or (by_retest and "uplink" not in kinds),
+              f"run {run}: causes {kinds}, expected the uplink among them")
 
 
 def nic(path, doc_path, node, device):

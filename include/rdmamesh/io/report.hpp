@@ -67,9 +67,10 @@ std::string format_setup(const stats::setup_summary& s, const stats::resource_pe
 // …), p 2e-07 were it at 90 %: still slow alone (its link or NIC)`. Empty for other runs.
 std::vector<std::string> retest_lines(const run_record& r, std::span<const fabric::rank_info> ranks, double slow_pct);
 // One line per part the model measured alone: its pairs alone against the controls, its interval,
-// its p at --slow, and what the model decided (counted, cleared, undecided).
+// its p at --slow, and what the model decided (counted, cleared, undecided). An uplink by its
+// name in `uplink_names` (by switch), its way up or down.
 std::vector<std::string> retest_part_lines(const run_record& r, std::span<const fabric::rank_info> ranks,
-                                           double slow_pct);
+                                           double slow_pct, std::span<const std::string> uplink_names = {});
 
 // One rank's placement: host, local rank, core, CPUs, who bound it, NUMA node (and device).
 std::string format_placement(std::size_t rank, const fabric::rank_info& r, bool with_device);

@@ -46,8 +46,9 @@ struct model_retest_plan {
 // `named`, by rank: the sides of the rank, NIC or node causes the run's finder named it in
 // (named_sides' bits): every part holding one on such a side is screened too, so that the retest
 // decides what the run named. A side the run did not name, and did not read below --slow, is no
-// choice of the run's: testing it too would only widen Holm's family. The ranks under an uplink
-// the run reads below --slow are chosen on that side alike (the retest cannot read the uplink).
+// choice of the run's: testing it too would only widen Holm's family. An uplink the run reads
+// below --slow is screened with the ranks under it on that side; its controls are pairs of the
+// same route through its tier's other uplinks.
 model_retest_plan plan_model_retest(const run_matrices& m, std::span<const model_cause> parts,
                                     std::span<const std::int32_t> node_of, const pair_classes& classes,
                                     const model_settings& s, std::size_t per_side = 8, std::size_t controls = 8,
@@ -76,7 +77,9 @@ struct lasting_effect {
 // moved nothing reads `floor_bps`, half a message in the round), counted, cleared or undecided.
 // A counted part holding counted parts stands for them (`within`) unless its other parts are
 // fine (not below --slow in the run, or cleared alone): then the parts inside stand (`narrowed`).
-// A counted part is `explained` (and not counted) where, its pairs toward a stronger counted part
+// A counted uplink under which parts stand is refit without their pairs, and `narrowed` to them
+// where it no longer passes its bar (they are read against controls through it, so their being
+// fine alone says nothing of it). A counted part is `explained` (and not counted) where, its pairs toward a stronger counted part
 // of the other side left out, it no longer passes the bar it passed.
 // `held`: pairs alone that their host held back (judge_retest's `starved`): a part's are left out,
 // and a part most of whose pairs were is `held_back`, neither counted nor cleared.
