@@ -205,6 +205,13 @@ void fill_held(folded_cause& c, const judged_run& run, const model_cause& part) 
   c.held_controls_cpu = median_of(controls);
 }
 
+// The same replaceable part under another basis (an uplink's `peer`, the switch the other way, is
+// not part of its identity; a NIC's rail is).
+bool same_part(const folded_cause& a, const folded_cause& b) {
+  return a.kind == b.kind && a.node == b.node && a.rank == b.rank &&
+         (a.kind != outlier_kind::nic || a.peer == b.peer) && a.basis != b.basis;
+}
+
 // The parts that stand and that no run named: causes of their own, basis retest, with their
 // pairs alone read as the part's test reads them (below --slow % of their controls, or not): the
 // pairs' own lines judge links by other bounds, and a part's words must agree with its count.
@@ -225,6 +232,9 @@ void add_counted_alone(cause_map& by, std::span<const retested_part> parts,
     c.pairs = static_cast<std::uint32_t>(l->below);
     c.fine = static_cast<std::uint32_t>(l->pairs - l->below);
     fill_alone(c, *l);
+    // a part the runs named that counts already is one cause: its other side alone is read against
+    // controls, not the run's median, so it adds no figure beside the run's
+    if (std::ranges::any_of(by, [&](const auto& e) { return e.second.counted && same_part(e.second, c); })) continue;
     const auto [it, fresh] = by.try_emplace(key_of(c), c);
     if (!fresh) {  // its other side, or another run's retest of it
       widen(pct, part.sends ? it->second.send_lo : it->second.recv_lo,

@@ -328,6 +328,18 @@ TEST_CASE("--retest, --topology: a run-named uplink is what its pairs alone say,
     REQUIRE(find(v, outlier_kind::node) != nullptr);
     CHECK(find(v, outlier_kind::node)->counted);
   }
+  SUBCASE("named its way up, counted alone both ways: one uplink, with the run's figure") {
+    auto down = alone_at(outlier_kind::uplink, 2, {4, 5}, 45, true);
+    down.part.sends = false;
+    const auto v = fold(std::vector<judged_run>{retested(&run, {up(true), down})}, node_of, uplinks);
+    int listed = 0;
+    for (const auto& c : v.causes) listed += c.kind == outlier_kind::uplink ? 1 : 0;
+    CHECK(listed == 1);
+    REQUIRE(find(v, outlier_kind::uplink) != nullptr);
+    CHECK(find(v, outlier_kind::uplink)->counted);
+    CHECK(find(v, outlier_kind::uplink)->send_lo == doctest::Approx(55));
+    CHECK(std::isnan(find(v, outlier_kind::uplink)->recv_lo));
+  }
   SUBCASE("not measured alone: undecided, nothing drained on it") {
     const auto v = fold(std::vector<judged_run>{retested(&run, {})}, node_of, uplinks);
     CHECK(find(v, outlier_kind::uplink)->undecided);
