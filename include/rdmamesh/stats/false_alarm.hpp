@@ -4,8 +4,9 @@
 // Healthy runs are drawn like the measured one: the same pairs, rounds, windows and count steps;
 // each pair's rate its cohort's median (its class in its round) times a send effect of its source
 // and a receive effect of its destination, drawn from a Student t (3 degrees of freedom: a few
-// ranks far off by chance) at the spread this run's own ranks show (fit_effects, robust: a slow
-// part among them does not widen it), and the count drawn around that rate in the run's steps.
+// ranks far off by chance) at the spread this run's own ranks show (the finder's fit, with its
+// classes, rounds, uplinks and count steps; robust: a slow part among them does not widen it),
+// and the count drawn around that rate in the run's steps.
 // Each is judged by the same finder with the same settings; the share that names a cause is the
 // false-alarm rate of one run on such a fabric (the retest, where asked for, is what clears them).
 #pragma once
