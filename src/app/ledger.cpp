@@ -21,6 +21,9 @@ void ledger::add(io::run_record r) {
   std::lock_guard lock(mu_);
   if (file_) file_->write_run(o_, r);
   if (r.retest_of < 0) dirty_.insert(r.pattern);  // a retest is no point of a sweep
+  // only the newest run's model parts are read (its retest's plan): at thousands of ranks each
+  // run's are megabytes, which a long sweep would otherwise hold to the end
+  if (!records_.empty() && records_.back().outliers) records_.back().outliers->parts = {};
   records_.push_back(std::move(r));
 }
 
