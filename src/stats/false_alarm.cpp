@@ -142,15 +142,11 @@ draw_model model_for_draws(const run_matrices& m, std::uint64_t msg_size, std::s
   const std::uint32_t n = m.tx_bw.n;
   out.n = n;
   out.msg_size = msg_size;
-  // the finder's own model (classes, rounds, uplinks, count steps): what it reads as the ranks'
-  // spread and the noise, not what a plainer model leaves unexplained (a shift run's rounds)
+  // the finder's own model: what it reads as the ranks' spread and the noise, not what a plainer
+  // model leaves unexplained (a shift run's rounds)
   const pair_classes classes(n, node_of, uplinks, nics);
-  const effects_fit fit = fit_effects(m, node_of,
-                                      {.classes = &classes,
-                                       .by_round = true,
-                                       .uplinks = uplinks,
-                                       .quantum = s.counted ? static_cast<double>(judged.quantum) : 0,
-                                       .msg_size = msg_size});
+  const effects_fit fit =
+      fit_run(m, node_of, classes, uplinks, s.counted ? static_cast<double>(judged.quantum) : 0, msg_size);
   const auto typical = [&](const std::vector<std::uint32_t>& count) {
     std::vector<double> k;
     for (auto c : count)

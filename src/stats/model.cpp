@@ -326,6 +326,13 @@ void settle(effects_fit& f, bool polish) {
 
 }  // namespace
 
+effects_fit fit_run(const run_matrices& m, std::span<const std::int32_t> node_of, const pair_classes& classes,
+                    std::span<const switch_group> uplinks, double quantum, std::uint64_t msg_size) {
+  return fit_effects(
+      m, node_of,
+      {.classes = &classes, .by_round = true, .uplinks = uplinks, .quantum = quantum, .msg_size = msg_size});
+}
+
 effects_fit fit_effects(const run_matrices& m, std::span<const std::int32_t> node_of, const fit_options& o) {
   const std::uint32_t n = m.tx_bw.n;
   effects_fit f;

@@ -329,12 +329,8 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
   }
   if (out.too_few_msgs || out.too_short) return out;  // an absolute floor holds; the noise cannot be told
   const pair_classes classes(n, node_of, uplinks, nics);
-  const effects_fit f = fit_effects(m, node_of,
-                                    {.classes = &classes,
-                                     .by_round = true,
-                                     .uplinks = uplinks,
-                                     .quantum = s.counted ? static_cast<double>(out.quantum) : 0,
-                                     .msg_size = msg_size});
+  const effects_fit f =
+      fit_run(m, node_of, classes, uplinks, s.counted ? static_cast<double>(out.quantum) : 0, msg_size);
   // what the fit leaves to measure its noise by: its pairs less its offsets and effects (the
   // sends and the receives each centred: one fewer of each)
   std::size_t effects = 0;

@@ -64,6 +64,12 @@ struct fit_options {
 // failed pairs left out).
 effects_fit fit_effects(const run_matrices& m, std::span<const std::int32_t> node_of, const fit_options& o = {});
 
+// The run's model as the finder fits it: by its classes, each round apart, with its uplinks, its
+// counts moving by `quantum` messages of `msg_size` bytes (0: exact counts). The stated level's
+// draws read a run the same way.
+effects_fit fit_run(const run_matrices& m, std::span<const std::int32_t> node_of, const pair_classes& classes,
+                    std::span<const switch_group> uplinks, double quantum, std::uint64_t msg_size);
+
 struct model_settings {
   double alpha = 1e-3;   // the chance of naming a healthy part in a run (family-wise)
   double slow_pct = 90;  // --slow: never named above this % of the healthy
