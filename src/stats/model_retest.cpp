@@ -96,14 +96,11 @@ void add_fresh(pair_list& side, const model_cause& p, const run_matrices& m, std
 
 // The controls: for each screened part, up to `controls` pairs of each of its paths (`needed`)
 // that do not touch it, clear of the other chosen parts (`touched`) first, then nearest the
-// path's median. `for_uplinks`: for the screened uplinks only, by route (pair_classes::route:
+// path's median. `for_uplinks`: for the screened uplinks only, by route (pair_classes::path without uplinks:
 // pairs through the tier's other uplinks, since none that touches the uplink's ranks is taken).
 void add_controls(model_retest_plan& plan, const run_matrices& m, const pair_classes& classes,
                   const std::set<int>& needed, const std::vector<std::uint8_t>& touched, std::size_t controls,
                   bool for_uplinks = false) {
-  const auto key = [&](std::uint32_t a, std::uint32_t b) {
-    return for_uplinks ? classes.route(a, b) : classes.path(a, b);
-  };
   const auto served = [&](std::size_t k) {
     return (plan.parts[plan.screened[k]].kind == outlier_kind::uplink) == for_uplinks;
   };
@@ -115,7 +112,7 @@ void add_controls(model_retest_plan& plan, const run_matrices& m, const pair_cla
   for (std::size_t i = 0; i < m.tx_bw.slots(); ++i) {
     const auto a = m.tx_bw.src(i), b = m.tx_bw.dst(i);
     if (!usable(m, a, b)) continue;
-    const int cls = key(a, b);
+    const int cls = classes.path(a, b, !for_uplinks);
     if (needed.contains(cls)) of_class[cls].push_back({a, b, std::log(m.tx_bw.v[i])});
   }
   // by rank, the screened parts (their places in plan.screened) that hold it
@@ -261,9 +258,8 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const model
     side = spread_over_members(std::move(side), m, p.sends, per_side, suspect);
     add_fresh(side, p, m, node_of, chosen, per_side);
     if (side.empty()) continue;
-    for (const auto& [a, b] : side)
-      (p.kind == outlier_kind::uplink ? routes : needed)
-          .insert(p.kind == outlier_kind::uplink ? classes.route(a, b) : classes.path(a, b));
+    const bool uplink = p.kind == outlier_kind::uplink;
+    for (const auto& [a, b] : side) (uplink ? routes : needed).insert(classes.path(a, b, !uplink));
     if (take[i] == 1)
       for (const auto r : p.members) touched[r] = 1;
     plan.screened.push_back(i);
@@ -293,9 +289,7 @@ struct control_set {
   std::vector<double> residuals;                     // |y - centre|, ascending
   double dof = 0;
   bool by_route = false;  // keyed by route (an uplink's controls: its tier's other uplinks), not path
-  int key(const pair_classes& classes, std::uint32_t a, std::uint32_t b) const {
-    return by_route ? classes.route(a, b) : classes.path(a, b);
-  }
+  int key(const pair_classes& classes, std::uint32_t a, std::uint32_t b) const { return classes.path(a, b, !by_route); }
 };
 
 // Its classes' centres (Huber) and residuals from `ys`; into `residuals` unsorted.

@@ -47,15 +47,7 @@ int pair_classes::operator()(std::uint32_t a, std::uint32_t b) const {
   return c + (railed && rail_[a] != rail_[b] ? rails_key : 0);
 }
 
-int pair_classes::path(std::uint32_t a, std::uint32_t b) const {
-  return key(a, b, true);
-}
-
-int pair_classes::route(std::uint32_t a, std::uint32_t b) const {
-  return key(a, b, false);
-}
-
-int pair_classes::key(std::uint32_t a, std::uint32_t b, bool uplinks) const {
+int pair_classes::path(std::uint32_t a, std::uint32_t b, bool with_uplinks) const {
   // FNV-1a over the class and each uplink crossed with its direction: a key, not a count
   std::uint32_t h = 2166136261U;
   const auto mix = [&](std::uint32_t x) {
@@ -63,7 +55,7 @@ int pair_classes::key(std::uint32_t a, std::uint32_t b, bool uplinks) const {
     h *= 16777619U;
   };
   mix(static_cast<std::uint32_t>((*this)(a, b)));
-  if (uplinks) each_crossed(over_[a], over_[b], [&](std::uint32_t i, bool up) { mix(2 * i + (up ? 1 : 0)); });
+  if (with_uplinks) each_crossed(over_[a], over_[b], [&](std::uint32_t i, bool up) { mix(2 * i + (up ? 1 : 0)); });
   // where both ends are pinned to CPUs they share with other ranks of their kernel: alone, a pair
   // whose two ends share one runs on one core's time, and a pair between two of them at a speed
   // that depends on which two and which way (a kernel does not spread its network work evenly

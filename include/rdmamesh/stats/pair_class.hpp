@@ -47,17 +47,16 @@ class pair_classes {
   // one (alone, such a pair runs both ends on one core's time, where a pair of two CPUs has two),
   // and if not, which two, in order (one way can be lastingly faster than the other: on the
   // emulated cluster 0.8-1.2 of their mean, pairs on one vCPU 0.6), so it is compared only with its like.
-  int path(std::uint32_t a, std::uint32_t b) const;
-  // The path without which uplinks: the class and the CPUs' part. An uplink's pairs alone are
-  // read against pairs of their route through the tier's other uplinks.
-  int route(std::uint32_t a, std::uint32_t b) const;
+  // `with_uplinks` false: its route, the path without which uplinks (the class and the CPUs'
+  // part). An uplink's pairs alone are read against pairs of their route through the tier's
+  // other uplinks.
+  int path(std::uint32_t a, std::uint32_t b, bool with_uplinks = true) const;
   static constexpr int rails_key = 16;  // above any count of uplinks
   static bool across(int cls) { return cls % rails_key != 0; }
 
  private:
   std::vector<std::int32_t> node_, rail_, cpu_group_;
   std::vector<std::vector<std::uint32_t>> over_;  // by rank, the uplinks over it (ascending), one per tier
-  int key(std::uint32_t a, std::uint32_t b, bool uplinks) const;
 };
 
 }  // namespace rdmamesh::stats
