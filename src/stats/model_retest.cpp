@@ -98,9 +98,10 @@ void add_fresh(pair_list& side, const model_cause& p, const run_matrices& m, std
 // that do not touch it, clear of the other chosen parts (`touched`) first, then nearest the
 // path's median. `for_uplinks`: for the screened uplinks only, by route (pair_classes::path without uplinks:
 // pairs through the tier's other uplinks, since none that touches the uplink's ranks is taken).
+// `which_cpu` false: pairs on one CPU keyed as on any (their own CPU's are too few).
 void add_controls(model_retest_plan& plan, const run_matrices& m, const pair_classes& classes,
                   const std::set<int>& needed, const std::vector<std::uint8_t>& touched, std::size_t controls,
-                  bool for_uplinks = false) {
+                  bool for_uplinks = false, bool which_cpu = true) {
   const auto served = [&](std::size_t k) {
     return (plan.parts[plan.screened[k]].kind == outlier_kind::uplink) == for_uplinks;
   };
@@ -112,7 +113,7 @@ void add_controls(model_retest_plan& plan, const run_matrices& m, const pair_cla
   for (std::size_t i = 0; i < m.tx_bw.slots(); ++i) {
     const auto a = m.tx_bw.src(i), b = m.tx_bw.dst(i);
     if (!usable(m, a, b)) continue;
-    const int cls = classes.path(a, b, !for_uplinks);
+    const int cls = classes.path(a, b, !for_uplinks, which_cpu);
     if (needed.contains(cls)) of_class[cls].push_back({a, b, std::log(m.tx_bw.v[i])});
   }
   // by rank, the screened parts (their places in plan.screened) that hold it
@@ -239,12 +240,24 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const model
   // each rank's usable pairs out and in, by the other end: a part's side is read from its
   // members' lists (a retest at thousands of ranks screens hundreds of parts)
   std::vector<std::vector<std::uint32_t>> out_to(n), in_from(n);
+  std::map<int, pair_list> on_one_cpu;  // usable pairs whose ends share one CPU, by path
   for (std::size_t i = 0; i < m.tx_bw.slots(); ++i) {
     const auto a = m.tx_bw.src(i), b = m.tx_bw.dst(i);
     if (!ran(m, a, b)) continue;
     out_to[a].push_back(b);
     in_from[b].push_back(a);
+    if (usable(m, a, b) && classes.one_cpu(a, b)) on_one_cpu[classes.path(a, b)].emplace_back(a, b);
   }
+  // a part's pair on one CPU whose path has too few pairs clear of the part to centre it is read
+  // against pairs on the host's other CPUs too (lumped), its CPU's own offset a draw of cpu_sd
+  std::set<int> lumped;
+  const auto few_clear = [&](const model_cause& p, std::uint32_t a, std::uint32_t b) {
+    const auto it = on_one_cpu.find(classes.path(a, b));
+    const auto clear = it == on_one_cpu.end() ? 0 : std::ranges::count_if(it->second, [&](const auto& cd) {
+      return !p.holds(cd.first) && !p.holds(cd.second);
+    });
+    return clear < 2;
+  };
   for (std::size_t i = 0; i < plan.parts.size(); ++i) {
     const auto& p = plan.parts[i];
     if (!take[i]) continue;
@@ -259,7 +272,10 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const model
     add_fresh(side, p, m, node_of, chosen, per_side);
     if (side.empty()) continue;
     const bool uplink = p.kind == outlier_kind::uplink;
-    for (const auto& [a, b] : side) (uplink ? routes : needed).insert(classes.path(a, b, !uplink));
+    for (const auto& [a, b] : side) {
+      (uplink ? routes : needed).insert(classes.path(a, b, !uplink));
+      if (!uplink && classes.one_cpu(a, b) && few_clear(p, a, b)) lumped.insert(classes.path(a, b, true, false));
+    }
     if (take[i] == 1)
       for (const auto r : p.members) touched[r] = 1;
     plan.screened.push_back(i);
@@ -268,6 +284,7 @@ model_retest_plan plan_model_retest(const run_matrices& m, std::span<const model
   }
   add_controls(plan, m, classes, needed, touched, controls);
   add_controls(plan, m, classes, routes, touched, controls, true);
+  add_controls(plan, m, classes, lumped, touched, controls, false, false);
   return plan;
 }
 
@@ -282,13 +299,15 @@ struct control_set {
     int cls;
     double y;  // log rate alone
   };
-  std::vector<one> all;                              // measured ones, in the plan's order
-  std::vector<std::vector<std::size_t>> of_rank;     // indices into all, by either end
-  std::map<int, std::vector<std::size_t>> of_class;  // indices into all, by class
-  std::map<int, double> centre;                      // classes of two or more
-  std::vector<double> residuals;                     // |y - centre|, ascending
+  std::vector<one> all;                               // measured ones, in the plan's order
+  std::vector<std::vector<std::size_t>> of_rank;      // indices into all, by either end
+  std::map<int, std::vector<std::size_t>> of_class;   // indices into all, by class
+  std::map<int, std::vector<std::size_t>> of_lumped;  // those on one CPU, by path keyed as on any CPU
+  std::map<int, double> centre;                       // classes of two or more
+  std::vector<double> residuals;                      // |y - centre|, ascending
   double dof = 0;
-  bool by_route = false;  // keyed by route (an uplink's controls: its tier's other uplinks), not path
+  bool by_route = false;           // keyed by route (an uplink's controls: its tier's other uplinks), not path
+  double cpu_sd = 0, cpu_dof = 1;  // model_settings::cpu_sd, cpu_dof
   int key(const pair_classes& classes, std::uint32_t a, std::uint32_t b) const { return classes.path(a, b, !by_route); }
 };
 
@@ -304,9 +323,11 @@ void centre_classes(const std::map<int, std::vector<double>>& ys, std::map<int, 
 }
 
 control_set read_controls(const pair_list& controls, const square<double>& alone, const pair_classes& classes,
-                          double floor_bps, bool by_route = false) {
+                          double floor_bps, double cpu_sd, bool by_route = false) {
   control_set cs;
   cs.by_route = by_route;
+  cs.cpu_sd = cpu_sd;
+  cs.cpu_dof = model_settings{}.cpu_dof;
   cs.of_rank.resize(alone.n);
   for (const auto& [a, b] : controls) {
     const double v = alone.at(a, b);
@@ -315,6 +336,7 @@ control_set read_controls(const pair_list& controls, const square<double>& alone
     cs.of_rank[b].push_back(cs.all.size());
     cs.all.push_back({a, b, cs.key(classes, a, b), std::log(std::max(v, floor_bps))});
     cs.of_class[cs.all.back().cls].push_back(cs.all.size() - 1);
+    if (classes.one_cpu(a, b)) cs.of_lumped[classes.path(a, b, !by_route, false)].push_back(cs.all.size() - 1);
   }
   std::map<int, std::vector<double>> ys;  // by class
   for (const auto& [cls, members] : cs.of_class)
@@ -339,7 +361,22 @@ struct part_fit {
   std::vector<double> gone;  // |residual| in shared, ascending
   double dof = 0;
   std::vector<double> own;  // its pairs alone against their controls' centres, log
+  double cpu_var = 0;       // of the effect, log^2: the CPUs' own offsets where read against pairs on others
+  double cpu_dof = 1;       // of cpu_var
 };
+
+// Where a pair on one CPU has too few controls of its own CPU clear of the part: the centre of the
+// controls on the host's other CPUs too (its path keyed as on any CPU) and how many, or none.
+std::optional<std::pair<double, double>> lumped_centre(const model_cause& part, const control_set& cs,
+                                                       const pair_classes& classes, std::uint32_t a, std::uint32_t b) {
+  const auto of = cs.of_lumped.find(classes.path(a, b, !cs.by_route, false));
+  if (of == cs.of_lumped.end()) return std::nullopt;
+  std::vector<double> v;
+  for (const auto j : of->second)
+    if (!part.holds(cs.all[j].a) && !part.holds(cs.all[j].b)) v.push_back(cs.all[j].y);
+  if (v.size() < 2) return std::nullopt;
+  return std::pair{huber_location(v), static_cast<double>(v.size())};
+}
 
 // The classes of controls the part touches, again without those controls; what they replace
 // in the shared set is taken out of it (`gone`, `dof`).
@@ -386,7 +423,8 @@ part_fit fit_part(const model_cause& part, const pair_list& side, const control_
     return it == in.end() ? std::nullopt : std::optional<double>(it->second);
   };
   std::vector<double> d;
-  std::map<int, double> per_class;  // the part's pairs in each class
+  std::map<int, double> per_class, per_cpu;             // the part's pairs in each class; on each CPU read by others
+  std::map<int, std::pair<double, double>> per_lumped;  // of those, by lumped path: pairs and its controls
   for (const auto& [a, b] : side) {
     if (held.contains({a, b})) {
       ++out.held;
@@ -394,7 +432,17 @@ part_fit fit_part(const model_cause& part, const pair_list& side, const control_
     }
     const double y = log_alone(a, b);
     const int cls = cs.key(classes, a, b);
-    const auto c = centre(cls);
+    auto c = centre(cls);
+    if (!c && classes.one_cpu(a, b)) {
+      if (const auto l = lumped_centre(part, cs, classes, a, b); l && !std::isnan(y)) {
+        d.push_back(y - l->first);
+        per_cpu[cls] += 1;
+        auto& [count, size] = per_lumped[classes.path(a, b, !cs.by_route, false)];
+        count += 1;
+        size = l->second;
+      }
+      continue;
+    }
     if (std::isnan(y) || !c) continue;
     d.push_back(y - *c);
     per_class[cls] += 1;
@@ -411,6 +459,12 @@ part_fit fit_part(const model_cause& part, const pair_list& side, const control_
     f.var += (count / k) * (count / k) / ctrl_size(cls);
     out.controls += static_cast<std::size_t>(ctrl_size(cls));
   }
+  for (const auto& [path, count_size] : per_lumped) {
+    f.var += (count_size.first / k) * (count_size.first / k) / count_size.second;
+    out.controls += static_cast<std::size_t>(count_size.second);
+  }
+  for (const auto& [cls, count] : per_cpu) f.cpu_var += (count / k) * (count / k) * cs.cpu_sd * cs.cpu_sd;
+  f.cpu_dof = cs.cpu_dof;
   out.pairs = d.size();
   f.own = std::move(d);
   return f;
@@ -439,12 +493,18 @@ void test_part(part_fit& f, double slow) {
     out.effect = nan;  // nothing to compare with: undecided
     return;
   }
-  const double se = std::max(scale * std::sqrt(f.var), 1e-12);
-  const double q = t_quantile(0.025, dof);
+  const double measured = scale * scale * f.var, var = measured + f.cpu_var;
+  const double se = std::max(std::sqrt(var), 1e-12);
+  // Welch-Satterthwaite: the CPUs' offset variance was measured on its own degrees of freedom
+  // (cpu_dof), so where it is most of the error the t's tails are its
+  const double cpu_part = f.cpu_var > 0 ? f.cpu_var * f.cpu_var / f.cpu_dof : 0;
+  const double spread = measured * measured / dof + cpu_part;
+  const double dof_eff = spread > 0 ? var * var / spread : dof;
+  const double q = t_quantile(0.025, dof_eff);
   out.lo = out.effect - q * se;
   out.hi = out.effect + q * se;
-  out.dof = dof;
-  out.p_slow = t_upper((out.effect - slow) / -se, dof);
+  out.dof = dof_eff;
+  out.p_slow = t_upper((out.effect - slow) / -se, dof_eff);
   out.cleared = out.lo > slow;
 }
 
@@ -573,8 +633,8 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
                                                std::span<retest_verdict> links) {
   const double slow = std::log(s.slow_pct / 100);
   const std::set<std::pair<std::uint32_t, std::uint32_t>> held_set(held.begin(), held.end());
-  const control_set cs = read_controls(plan.controls, alone, classes, floor_bps);
-  const control_set cs_route = read_controls(plan.controls, alone, classes, floor_bps, true);
+  const control_set cs = read_controls(plan.controls, alone, classes, floor_bps, s.cpu_sd);
+  const control_set cs_route = read_controls(plan.controls, alone, classes, floor_bps, s.cpu_sd, true);
   std::vector<lasting_effect> out;  // each part tested as it is fitted: a fit holds its controls' residuals
   for (std::size_t i = 0; i < plan.screened.size(); ++i) {
     const auto& part = plan.parts[plan.screened[i]];
@@ -611,8 +671,8 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
 
 std::vector<lasting_effect> judge_pairs_alone(const pair_list& pairs, const pair_list& controls,
                                               const square<double>& alone, const pair_classes& classes, double slow_pct,
-                                              double floor_bps) {
-  const control_set cs = read_controls(controls, alone, classes, floor_bps);
+                                              double floor_bps, double cpu_sd) {
+  const control_set cs = read_controls(controls, alone, classes, floor_bps, cpu_sd);
   std::vector<lasting_effect> out;
   for (const auto& [a, b] : pairs) {
     // a pair against every control of its path, those that share an end with it too: alone its

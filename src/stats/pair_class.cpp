@@ -47,7 +47,11 @@ int pair_classes::operator()(std::uint32_t a, std::uint32_t b) const {
   return c + (railed && rail_[a] != rail_[b] ? rails_key : 0);
 }
 
-int pair_classes::path(std::uint32_t a, std::uint32_t b, bool with_uplinks) const {
+bool pair_classes::one_cpu(std::uint32_t a, std::uint32_t b) const {
+  return a < cpu_group_.size() && b < cpu_group_.size() && cpu_group_[a] >= 0 && cpu_group_[a] == cpu_group_[b];
+}
+
+int pair_classes::path(std::uint32_t a, std::uint32_t b, bool with_uplinks, bool which_cpu) const {
   // FNV-1a over the class and each uplink crossed with its direction: a key, not a count
   std::uint32_t h = 2166136261U;
   const auto mix = [&](std::uint32_t x) {
@@ -57,12 +61,14 @@ int pair_classes::path(std::uint32_t a, std::uint32_t b, bool with_uplinks) cons
   mix(static_cast<std::uint32_t>((*this)(a, b)));
   if (with_uplinks) each_crossed(over_[a], over_[b], [&](std::uint32_t i, bool up) { mix(2 * i + (up ? 1 : 0)); });
   // where both ends are pinned to CPUs they share with other ranks of their kernel: alone, a pair
-  // whose two ends share one runs on one core's time, and a pair between two of them at a speed
-  // that depends on which two and which way (a kernel does not spread its network work evenly
-  // over its CPUs). Mixed in only there, so that every other pair keeps its key
+  // whose two ends share one runs on one core's time, at a speed that depends on which core, and
+  // a pair between two of them at a speed that depends on which two and which way (a kernel does
+  // not spread its network work, nor its other work, evenly over its CPUs). Mixed in only there,
+  // so that every other pair keeps its key
   const bool pinned = a < cpu_group_.size() && b < cpu_group_.size() && cpu_group_[a] >= 0 && cpu_group_[b] >= 0;
   if (pinned && cpu_group_[a] == cpu_group_[b]) {
     mix(0x40000000U);
+    if (which_cpu) mix(static_cast<std::uint32_t>(cpu_group_[a]));
   } else if (pinned) {
     mix(0x20000000U);
     mix(static_cast<std::uint32_t>(cpu_group_[a]));

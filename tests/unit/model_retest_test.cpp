@@ -332,26 +332,28 @@ TEST_CASE("model retest: a part's pairs alone avoid partners the run also chose,
   CHECK(found);
 }
 
-TEST_CASE("model retest: pairs whose ends share a CPU are read against pairs that share one too") {
-  // four ranks of one host on two cores, pinned as 0,2 on one and 1,3 on the other. Alone, a pair
-  // of one core runs at half a pair of two
-  const std::vector<std::int32_t> one_host(4, 0), cores{0, 1, 0, 1};
+TEST_CASE("model retest: pairs whose ends share a CPU are read against pairs that share that CPU too") {
+  // six ranks of one host on two cores, pinned as 0,2,4 on one and 1,3,5 on the other. Alone, a
+  // pair of one core runs at half a pair of two, and on core 0 (busier) at a quarter
+  const std::vector<std::int32_t> one_host(6, 0), cores{0, 1, 0, 1, 0, 1};
   const stats::model_settings s{.alpha = 1e-3, .slow_pct = 60};
   // the run reads rank `slow` at a tenth; alone it sends at `lasting` of the healthy
   const auto judged = [&](std::span<const std::int32_t> cpu_group, std::uint32_t slow, double lasting) {
     stats::run_matrices m;
-    m.tx_bw = stats::square<double>(4, NAN);
-    m.flags = stats::square<std::uint8_t>(4, 0);
-    for (std::uint32_t a = 0; a < 4; ++a)
-      for (std::uint32_t b = 0; b < 4; ++b)
+    m.tx_bw = stats::square<double>(6, NAN);
+    m.flags = stats::square<std::uint8_t>(6, 0);
+    for (std::uint32_t a = 0; a < 6; ++a)
+      for (std::uint32_t b = 0; b < 6; ++b)
         if (a != b) m.tx_bw.at(a, b) = 1e9 * (a == slow ? 0.1 : 1) * (1 + 0.01 * (a + 3 * b));
-    const stats::pair_classes classes(4, one_host, {}, {}, cpu_group);
+    const stats::pair_classes classes(6, one_host, {}, {}, cpu_group);
     const auto plan = plan_of(m, one_host, classes, s);
     std::mt19937_64 g(61);
     std::normal_distribution<double> e(0, 0.1);
-    auto alone = stats::square<double>(4, NAN);
-    for (const auto& [a, b] : plan.all())
-      alone.at(a, b) = 1e8 * (a == slow ? lasting : 1) * (cores[a] == cores[b] ? 0.5 : 1) * std::exp(e(g));
+    auto alone = stats::square<double>(6, NAN);
+    for (const auto& [a, b] : plan.all()) {
+      const double path = cores[a] != cores[b] ? 1 : cores[a] == 0 ? 0.25 : 0.5;
+      alone.at(a, b) = 1e8 * (a == slow ? lasting : 1) * path * std::exp(e(g));
+    }
     const auto parts = stats::judge_model_retest(plan, alone, classes, s, 1.0);
     const auto it = std::ranges::find_if(parts, [&](const stats::lasting_effect& l) {
       return l.part.kind == stats::outlier_kind::rank && l.part.rank == static_cast<std::int32_t>(slow) && l.part.sends;
@@ -360,22 +362,78 @@ TEST_CASE("model retest: pairs whose ends share a CPU are read against pairs tha
     return *it;
   };
   // rank 2 at a fifth alone: each of its pairs against its like, counted at its fifth. Its like:
-  // for 2 -> 0, the pairs on one core (1 -> 3, 3 -> 1); for 2 -> 1 and 2 -> 3, the pairs between
-  // the same two cores the same way (0 -> 1, 0 -> 3)
+  // for 2 -> 0 and 2 -> 4, the pairs on core 0 (0 -> 4, 4 -> 0); for 2 -> 1, 2 -> 3 and 2 -> 5,
+  // the pairs from core 0 to core 1 (0 -> 1, 4 -> 5, ...)
   const auto slow = judged(cores, 2, 0.2);
   CHECK(std::exp(slow.effect) == doctest::Approx(0.2).epsilon(0.2));
   CHECK(slow.counted);
-  CHECK(slow.pairs == 3);
-  CHECK(slow.below == 3);  // each of its pairs alone below --slow of its like
-  // rank 2 slow in the run only, at full speed alone: cleared, at full speed
+  CHECK(slow.pairs == 5);
+  CHECK(slow.below == 5);  // each of its pairs alone below --slow of its like
+  // rank 2 slow in the run only, at full speed alone: cleared, at full speed, though its pairs on
+  // core 0 run at half those on core 1
   const auto fine = judged(cores, 2, 1);
   CHECK(fine.cleared);
   CHECK(std::fabs(fine.effect) < 0.15);
   CHECK(fine.below == 0);
-  // the sharing unknown (an empty list): the core's halving is read as noise, and the same
+  // the sharing unknown (an empty list): the cores' halving is read as noise, and the same
   // rank's interval is far wider
   const auto unknown = judged({}, 2, 0.2);
   CHECK(unknown.hi - unknown.lo > slow.hi - slow.lo);
+}
+
+TEST_CASE("model retest: a pair on one CPU whose own CPU has too few pairs is read against the host's other CPUs") {
+  // four ranks of one host on two cores (0,2 on one, 1,3 on the other): each core has two pairs
+  // of its own, both touching either end of each, so a rank's pair on its core has none to be
+  // read against but the other core's, whose offset from its own is a draw of cpu_sd
+  const std::vector<std::int32_t> one_host(4, 0), cores{0, 1, 0, 1};
+  const stats::pair_classes classes(4, one_host, {}, {}, cores);
+  const auto alone_of = [&](std::uint32_t slow_a, std::uint32_t slow_b, double lasting, std::uint64_t seed) {
+    std::mt19937_64 g(seed);
+    std::normal_distribution<double> e(0, 0.05);
+    auto alone = stats::square<double>(4, NAN);
+    for (std::uint32_t a = 0; a < 4; ++a)
+      for (std::uint32_t b = 0; b < 4; ++b)
+        if (a != b)
+          alone.at(a, b) = 1e8 * (cores[a] == cores[b] ? 0.5 : 1) *
+                           (a == slow_a && (b == slow_b || slow_b > 3) ? lasting : 1) * std::exp(e(g));
+    return alone;
+  };
+  // a link on core 1 at a tenth alone: read against core 0's pairs, still slow, its interval
+  // wider by its core's offset
+  const stats::pair_list controls{{0, 2}, {2, 0}, {3, 1}, {0, 1}, {1, 0}, {2, 3}, {3, 2}, {0, 3}, {3, 0}};
+  const auto alone = alone_of(1, 3, 0.1, 7);
+  const auto link = stats::judge_pairs_alone({{1, 3}}, controls, alone, classes, 60, 1.0);
+  REQUIRE(link.size() == 1);
+  CHECK(std::exp(link[0].effect) == doctest::Approx(0.1).epsilon(0.3));
+  CHECK(link[0].hi < std::log(0.6));
+  const auto sure = stats::judge_pairs_alone({{1, 3}}, controls, alone, classes, 60, 1.0, 0);
+  CHECK(link[0].hi - link[0].lo > sure[0].hi - sure[0].lo);
+  // rank 2 slow in the run: the plan measures core 1's pairs for its pair on core 0 (2 -> 0),
+  // and every pair of its side is read: at full speed alone, cleared
+  stats::run_matrices m;
+  m.tx_bw = stats::square<double>(4, NAN);
+  m.flags = stats::square<std::uint8_t>(4, 0);
+  for (std::uint32_t a = 0; a < 4; ++a)
+    for (std::uint32_t b = 0; b < 4; ++b)
+      if (a != b) m.tx_bw.at(a, b) = 1e9 * (a == 2 ? 0.1 : 1) * (1 + 0.01 * (a + 3 * b));
+  const stats::model_settings s{.alpha = 1e-3, .slow_pct = 60};
+  const auto plan = plan_of(m, one_host, classes, s);
+  const auto measured = plan.all();
+  CHECK(std::ranges::count_if(measured, [](const auto& ab) { return ab.first % 2 == 1 && ab.second % 2 == 1; }) >= 2);
+  const auto parts = stats::judge_model_retest(plan, alone_of(2, 9, 1, 11), classes, s, 1.0);
+  const auto rank2 = std::ranges::find_if(parts, [](const stats::lasting_effect& l) {
+    return l.part.kind == stats::outlier_kind::rank && l.part.rank == 2 && l.part.sends;
+  });
+  REQUIRE(rank2 != parts.end());
+  CHECK(rank2->pairs == 3);
+  CHECK(rank2->cleared);
+  // at a fifth alone, counted
+  const auto slow = stats::judge_model_retest(plan, alone_of(2, 9, 0.2, 11), classes, s, 1.0);
+  const auto slow2 = std::ranges::find_if(slow, [](const stats::lasting_effect& l) {
+    return l.part.kind == stats::outlier_kind::rank && l.part.rank == 2 && l.part.sends;
+  });
+  REQUIRE(slow2 != slow.end());
+  CHECK(slow2->counted);
 }
 
 TEST_CASE("model retest: a receiver slow alone only toward a counted sender is that sender's evidence") {

@@ -74,6 +74,11 @@ struct model_settings {
   double alpha = 1e-3;   // the chance of naming a healthy part in a run (family-wise)
   double slow_pct = 90;  // --slow: never named above this % of the healthy
   double tail_dof = 5;   // the t the healthy effects are referred to
+  // Where ranks of one kernel share CPUs: how far one CPU's pairs alone stray from another's
+  // (log sd), for a pair on one CPU read against pairs on others, its own too few. On the
+  // emulated cluster's two vCPUs 0.29 (tools/fit-noise --retest); elsewhere no pair is on one.
+  double cpu_sd = 0.29;
+  double cpu_dof = 17;  // of cpu_sd: the pairs of CPUs it was measured over
 };
 
 // Every part of the run the model can test, each with its effect and its p in this run: a node's

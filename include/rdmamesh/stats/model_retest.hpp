@@ -79,12 +79,11 @@ struct lasting_effect {
 // fine (not below --slow in the run, or cleared alone): then the parts inside stand (`narrowed`).
 // A counted uplink under which parts stand is refit without their pairs, and `narrowed` to them
 // where it no longer passes its bar (they are read against controls through it, so their being
-// fine alone says nothing of it). A counted part is `explained` (and not counted) where, its pairs toward a stronger counted part
-// of the other side left out, it no longer passes the bar it passed.
-// `held`: pairs alone that their host held back (judge_retest's `starved`): a part's are left out,
-// and a part most of whose pairs were is `held_back`, neither counted nor cleared.
-// `links`: the slow pairs judged alone (judge_retest); those the run named as links are tested
-// in the same family as the parts, and `counted` where the test rejects.
+// fine alone says nothing of it). A counted part is `explained` (and not counted) where, its pairs toward a stronger
+// counted part of the other side left out, it no longer passes the bar it passed. `held`: pairs alone that their host
+// held back (judge_retest's `starved`): a part's are left out, and a part most of whose pairs were is `held_back`,
+// neither counted nor cleared. `links`: the slow pairs judged alone (judge_retest); those the run named as links are
+// tested in the same family as the parts, and `counted` where the test rejects.
 std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, const square<double>& alone,
                                                const pair_classes& classes, const model_settings& s, double floor_bps,
                                                std::span<const std::pair<std::uint32_t, std::uint32_t>> held = {},
@@ -95,7 +94,7 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
 // A pair that did not run alone reads as one that moved nothing (`floor_bps`).
 std::vector<lasting_effect> judge_pairs_alone(const pair_list& pairs, const pair_list& controls,
                                               const square<double>& alone, const pair_classes& classes, double slow_pct,
-                                              double floor_bps);
+                                              double floor_bps, double cpu_sd = model_settings{}.cpu_sd);
 
 // By rank, the sides the finder named it in (a rank, NIC or node cause of `found`): bit
 // named_sends for its sends, named_receives for its receives; 0 where it is in none.

@@ -44,13 +44,17 @@ class pair_classes {
   // model's retest compares a part's pairs alone only with controls of their path, so that a
   // node under a slow uplink is not read slow against pairs that do not cross it. And, where
   // both its ends are pinned to CPUs shared with other ranks of their kernel: whether they share
-  // one (alone, such a pair runs both ends on one core's time, where a pair of two CPUs has two),
-  // and if not, which two, in order (one way can be lastingly faster than the other: on the
-  // emulated cluster 0.8-1.2 of their mean, pairs on one vCPU 0.6), so it is compared only with its like.
+  // one, and which (alone, such a pair runs both ends on one core's time, where a pair of two CPUs
+  // has two), and if not, which two, in order (one way can be lastingly faster than the other,
+  // and one core than another: on the emulated cluster, ways 0.8-1.2 of their mean, pairs on one
+  // vCPU 0.6, the two vCPUs up to 2x apart), so it is compared only with its like.
   // `with_uplinks` false: its route, the path without which uplinks (the class and the CPUs'
   // part). An uplink's pairs alone are read against pairs of their route through the tier's
-  // other uplinks.
-  int path(std::uint32_t a, std::uint32_t b, bool with_uplinks = true) const;
+  // other uplinks. `which_cpu` false: a pair on one CPU keyed as one on any, for where its own
+  // CPU has too few pairs to be read against (model_retest.cpp).
+  int path(std::uint32_t a, std::uint32_t b, bool with_uplinks = true, bool which_cpu = true) const;
+  // Whether both ends are pinned to one CPU that other ranks of their kernel share.
+  bool one_cpu(std::uint32_t a, std::uint32_t b) const;
   static constexpr int rails_key = 16;  // above any count of uplinks
   static bool across(int cls) { return cls % rails_key != 0; }
 
