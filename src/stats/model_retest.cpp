@@ -594,11 +594,13 @@ void narrow_uplinks(std::vector<lasting_effect>& out, const std::vector<double>&
 // refit without its pairs toward the other side's counted parts, it stays counted only where it
 // still passes the bar it passed. Each is read against the parts Holm counted, not in turn, so the
 // order of the parts decides nothing (a lone slow link explains away both its ends: it is the
-// link's). Leaving a count out never raises the chance of counting a healthy part.
+// link's). A counted link is such a part too: its pair is its evidence, not its ends'. Leaving a
+// count out never raises the chance of counting a healthy part.
 void explain_away(std::vector<lasting_effect>& out, const std::vector<double>& bar, const model_retest_plan& plan,
                   const control_set& by_path, const control_set& by_route, const square<double>& alone,
                   const pair_classes& classes, double floor_bps,
-                  const std::set<std::pair<std::uint32_t, std::uint32_t>>& held, double slow) {
+                  const std::set<std::pair<std::uint32_t, std::uint32_t>>& held, double slow,
+                  const std::set<std::pair<std::uint32_t, std::uint32_t>>& counted_links) {
   std::vector<std::size_t> counted;
   for (std::size_t i = 0; i < out.size(); ++i)
     if (out[i].counted) counted.push_back(i);
@@ -606,6 +608,7 @@ void explain_away(std::vector<lasting_effect>& out, const std::vector<double>& b
   for (const auto i : counted) {
     const model_cause& p = out[i].part;
     const auto toward_counted = [&](std::uint32_t a, std::uint32_t b) {
+      if (counted_links.contains({a, b})) return true;
       const std::uint32_t partner = p.sends ? b : a;
       return std::ranges::any_of(
           counted, [&](std::size_t j) { return out[j].part.sends != p.sends && out[j].part.holds(partner); });
@@ -663,7 +666,10 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
     out[i].counted =
         std::ranges::any_of(out, [&](const lasting_effect& o) { return o.counted && inside(out[i].part, o.part); });
   }
-  explain_away(out, bar, plan, cs, cs_route, alone, classes, floor_bps, held_set, slow);
+  std::set<std::pair<std::uint32_t, std::uint32_t>> counted_links;
+  for (const auto& v : links)
+    if (v.counted) counted_links.emplace(v.src, v.dst);
+  explain_away(out, bar, plan, cs, cs_route, alone, classes, floor_bps, held_set, slow, counted_links);
   settle(out, plan, slow, s.alpha);
   narrow_uplinks(out, bar, plan, cs_route, alone, classes, floor_bps, held_set, slow);
   return out;

@@ -504,3 +504,38 @@ TEST_CASE("model retest: a rank whose sends moved nothing in the run is retested
   CHECK(std::ranges::any_of(
       parts, [](const stats::lasting_effect& l) { return l.counted && l.part.rank == 2 && l.part.sends; }));
 }
+
+TEST_CASE("model retest: a counted link is its own pair's evidence, not its ends'") {
+  // rank 3's receives, read alone by one pair only (its others had no controls): the run's named
+  // link 1 -> 3, at a tenth alone. Counted beside the link, rank 3 is the link's end, not a cause
+  std::vector<std::int32_t> node_of{0, 0, 1, 1, 2, 2};
+  const stats::pair_classes classes(6, node_of);
+  stats::model_cause rank3{.kind = stats::outlier_kind::rank, .node = 1, .rank = 3, .sends = false};
+  rank3.effect = std::log(0.3);
+  rank3.members = {3};
+  stats::model_retest_plan plan;
+  plan.parts = {rank3};
+  plan.screened = {0};
+  plan.naming = {0};
+  plan.sides = {{{1, 3}}};
+  plan.controls = {{0, 2}, {2, 0}, {0, 4}, {4, 0}, {1, 4}, {4, 1}, {2, 5}, {5, 2}, {1, 5}, {5, 1}, {2, 4}, {4, 2}};
+  std::mt19937_64 g(5);
+  std::normal_distribution<double> e(0, 0.05);
+  auto alone = stats::square<double>(6, NAN);
+  for (const auto& [a, b] : plan.all()) alone.at(a, b) = 1e8 * (a == 1 && b == 3 ? 0.1 : 1) * std::exp(e(g));
+  const stats::model_settings s{.alpha = 1e-3, .slow_pct = 60};
+  const auto judged = [&](bool named) {
+    std::vector<stats::retest_verdict> links{{.src = 1, .dst = 3, .p_slow = 1e-12, .named = named}};
+    auto parts = stats::judge_model_retest(plan, alone, classes, s, 1.0, {}, links);
+    REQUIRE(parts.size() == 1);
+    return std::pair{parts[0], links[0]};
+  };
+  const auto [part, link] = judged(true);
+  CHECK(link.counted);
+  CHECK_FALSE(part.counted);
+  CHECK(part.explained);
+  // the run named no link there: the pair alone is rank 3's evidence, and it counts
+  const auto [alone_part, no_link] = judged(false);
+  CHECK_FALSE(no_link.counted);
+  CHECK(alone_part.counted);
+}
