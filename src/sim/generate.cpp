@@ -67,6 +67,9 @@ stats::square<double> generate_alone(const simulated_run& r, const noise_model& 
     std::mt19937_64 g(s);
     return draw_effect(scale, nm.tail, g);
   };
+  const auto of_node = [&](std::uint32_t rank, std::uint64_t side, double scale) {
+    return of_rank(static_cast<std::uint32_t>(r.node_of[rank]), side, scale);
+  };
   // the job's offset of the CPUs a pair runs from and to, the same for every pair between them:
   // drawn once for each ordered pair of CPUs, each from a stream of its own
   std::vector<double> path_offset(r.cpu_of.empty() ? 0 : std::size_t{nm.cpus} * nm.cpus);
@@ -88,8 +91,8 @@ stats::square<double> generate_alone(const simulated_run& r, const noise_model& 
     std::mt19937_64 g(of_pair);
     const bool shared = !r.cpu_of.empty() && r.cpu_of[a] == r.cpu_of[b];
     const double effect = nm.keep * (r.send[a] + r.recv[b]) + of_rank(a, 1, nm.alone_send) +
-                          of_rank(b, 2, nm.alone_recv) + draw_effect(shared ? nm.shared : nm.alone, nm.tail, g) +
-                          of_path(a, b);
+                          of_rank(b, 2, nm.alone_recv) + of_node(a, 4, nm.node_send) + of_node(b, 5, nm.node_recv) +
+                          draw_effect(shared ? nm.shared : nm.alone, nm.tail, g) + of_path(a, b);
     double rate = msgs * std::exp(class_offset(r, a, b) + effect);
     if (faulted(r, x.kind, a, b)) rate *= x.fraction;
     out.at(a, b) = static_cast<double>(draw_count(rate, g)) * message_size;
@@ -112,6 +115,9 @@ noise_model emulator_noise() {
   // not average its path and ends away. The two vCPUs' paths on one CPU are drawn apart by 0.29 each, not the 0.04 of
   // those 10 jobs: over 19 healthy jobs of a later boot's varied shapes (3 x 2, 4 x 2, 3 x 3; 4K, 16K, shift 64K) whose
   // retests measured both, their medians alone lay apart by 0.41 rms (vCPU 0 the slower by 0.18 on the mean).
+  // What pairs alone of one rank or of one node share (moments over two boots' 50 healthy retests of those
+  // shapes): a rank's sends 0.046, a node's receives 0.035, the other two 0 (standard deviations, drawn as a t
+  // of 3 at the scale with that spread).
   return {.name = "emulator",
           .sender = 0.037,
           .sender_sd = 1.36,
@@ -121,8 +127,10 @@ noise_model emulator_noise() {
           .msgs = 300,
           .keep = 0,
           .alone = 0.16,
-          .alone_send = 0,
+          .alone_send = 0.046 / std::sqrt(3.0),
           .alone_recv = 0,
+          .node_send = 0,
+          .node_recv = 0.035 / std::sqrt(3.0),
           .cpus = 2,
           .cpu_path = 0.36,
           .shared_alone = std::log(0.61),

@@ -306,8 +306,8 @@ struct control_set {
   std::map<int, double> centre;                       // classes of two or more
   std::vector<double> residuals;                      // |y - centre|, ascending
   double dof = 0;
-  bool by_route = false;           // keyed by route (an uplink's controls: its tier's other uplinks), not path
-  double cpu_sd = 0, cpu_dof = 1;  // model_settings::cpu_sd, cpu_dof
+  bool by_route = false;  // keyed by route (an uplink's controls: its tier's other uplinks), not path
+  model_settings fitted;  // its site's shares measured elsewhere: cpu_sd, part_sd
   int key(const pair_classes& classes, std::uint32_t a, std::uint32_t b) const { return classes.path(a, b, !by_route); }
 };
 
@@ -323,11 +323,10 @@ void centre_classes(const std::map<int, std::vector<double>>& ys, std::map<int, 
 }
 
 control_set read_controls(const pair_list& controls, const square<double>& alone, const pair_classes& classes,
-                          double floor_bps, double cpu_sd, bool by_route = false) {
+                          double floor_bps, const model_settings& s, bool by_route = false) {
   control_set cs;
   cs.by_route = by_route;
-  cs.cpu_sd = cpu_sd;
-  cs.cpu_dof = model_settings{}.cpu_dof;
+  cs.fitted = s;
   cs.of_rank.resize(alone.n);
   for (const auto& [a, b] : controls) {
     const double v = alone.at(a, b);
@@ -361,15 +360,15 @@ struct part_fit {
   std::vector<double> gone;  // |residual| in shared, ascending
   double dof = 0;
   std::vector<double> own;  // its pairs alone against their controls' centres, log
-  double cpu_var = 0;       // of the effect, log^2: the CPUs' own offsets where read against pairs on others
-  double cpu_dof = 1;       // of cpu_var
+  // of the effect, log^2, shares measured elsewhere with their degrees of freedom: the CPUs' own
+  // offsets where read against pairs on others, and the part's own share
+  std::vector<std::pair<double, double>> drawn;
 };
 
 // Where a pair on one CPU has too few controls of its own CPU clear of the part: the centre of the
 // controls on the host's other CPUs too (its path keyed as on any CPU) and how many, or none.
-std::optional<std::pair<double, double>> lumped_centre(const model_cause& part, const control_set& cs,
-                                                       const pair_classes& classes, std::uint32_t a, std::uint32_t b) {
-  const auto of = cs.of_lumped.find(classes.path(a, b, !cs.by_route, false));
+std::optional<std::pair<double, double>> lumped_centre(const model_cause& part, const control_set& cs, int lumped) {
+  const auto of = cs.of_lumped.find(lumped);
   if (of == cs.of_lumped.end()) return std::nullopt;
   std::vector<double> v;
   for (const auto j : of->second)
@@ -403,7 +402,7 @@ void refit_touched(const model_cause& part, const control_set& cs, part_fit& f, 
 part_fit fit_part(const model_cause& part, const pair_list& side, const control_set& cs, const square<double>& alone,
                   const pair_classes& classes, double floor_bps,
                   const std::set<std::pair<std::uint32_t, std::uint32_t>>& held, bool missing_moved_nothing = false) {
-  part_fit f{lasting_effect{part}, 0, {}, &cs.residuals, {}, cs.dof, {}};
+  part_fit f{lasting_effect{part}, 0, {}, &cs.residuals, {}, cs.dof, {}, {}};
   lasting_effect& out = f.l;
   const auto log_alone = [&](std::uint32_t a, std::uint32_t b) {
     const double v = alone.at(a, b);
@@ -425,6 +424,7 @@ part_fit fit_part(const model_cause& part, const pair_list& side, const control_
   std::vector<double> d;
   std::map<int, double> per_class, per_cpu;             // the part's pairs in each class; on each CPU read by others
   std::map<int, std::pair<double, double>> per_lumped;  // of those, by lumped path: pairs and its controls
+  std::map<int, std::optional<std::pair<double, double>>> lumped_at;  // lumped_centre, by lumped path
   for (const auto& [a, b] : side) {
     if (held.contains({a, b})) {
       ++out.held;
@@ -434,10 +434,12 @@ part_fit fit_part(const model_cause& part, const pair_list& side, const control_
     const int cls = cs.key(classes, a, b);
     auto c = centre(cls);
     if (!c && classes.one_cpu(a, b)) {
-      if (const auto l = lumped_centre(part, cs, classes, a, b); l && !std::isnan(y)) {
+      const int lumped = classes.path(a, b, !cs.by_route, false);
+      if (!lumped_at.contains(lumped)) lumped_at[lumped] = lumped_centre(part, cs, lumped);
+      if (const auto& l = lumped_at[lumped]; l && !std::isnan(y)) {
         d.push_back(y - l->first);
         per_cpu[cls] += 1;
-        auto& [count, size] = per_lumped[classes.path(a, b, !cs.by_route, false)];
+        auto& [count, size] = per_lumped[lumped];
         count += 1;
         size = l->second;
       }
@@ -463,8 +465,14 @@ part_fit fit_part(const model_cause& part, const pair_list& side, const control_
     f.var += (count_size.first / k) * (count_size.first / k) / count_size.second;
     out.controls += static_cast<std::size_t>(count_size.second);
   }
-  for (const auto& [cls, count] : per_cpu) f.cpu_var += (count / k) * (count / k) * cs.cpu_sd * cs.cpu_sd;
-  f.cpu_dof = cs.cpu_dof;
+  double cpu_var = 0;
+  for (const auto& [cls, count] : per_cpu) cpu_var += (count / k) * (count / k) * cs.fitted.cpu_sd * cs.fitted.cpu_sd;
+  if (cpu_var > 0) f.drawn.emplace_back(cpu_var, cs.fitted.cpu_dof);
+  // a link's pair is one draw and its controls' spread holds its ranks' shares; a rank's, NIC's or
+  // node's pairs share its draw whole, however many there are
+  const bool whole = part.kind != outlier_kind::link && part.kind != outlier_kind::uplink;
+  if (whole && std::ranges::any_of(part.members, [&](std::uint32_t r) { return classes.shares_cpu(r); }))
+    f.drawn.emplace_back(cs.fitted.part_sd * cs.fitted.part_sd, cs.fitted.part_dof);
   out.pairs = d.size();
   f.own = std::move(d);
   return f;
@@ -493,12 +501,14 @@ void test_part(part_fit& f, double slow) {
     out.effect = nan;  // nothing to compare with: undecided
     return;
   }
-  const double measured = scale * scale * f.var, var = measured + f.cpu_var;
+  double var = scale * scale * f.var;
+  const double measured = var;
+  for (const auto& [v, d] : f.drawn) var += v;
   const double se = std::max(std::sqrt(var), 1e-12);
-  // Welch-Satterthwaite: the CPUs' offset variance was measured on its own degrees of freedom
-  // (cpu_dof), so where it is most of the error the t's tails are its
-  const double cpu_part = f.cpu_var > 0 ? f.cpu_var * f.cpu_var / f.cpu_dof : 0;
-  const double spread = measured * measured / dof + cpu_part;
+  // Welch-Satterthwaite: each share was measured on its own degrees of freedom, so where one is
+  // most of the error the t's tails are its
+  double spread = measured * measured / dof;
+  for (const auto& [v, d] : f.drawn) spread += v * v / d;
   const double dof_eff = spread > 0 ? var * var / spread : dof;
   const double q = t_quantile(0.025, dof_eff);
   out.lo = out.effect - q * se;
@@ -636,8 +646,8 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
                                                std::span<retest_verdict> links) {
   const double slow = std::log(s.slow_pct / 100);
   const std::set<std::pair<std::uint32_t, std::uint32_t>> held_set(held.begin(), held.end());
-  const control_set cs = read_controls(plan.controls, alone, classes, floor_bps, s.cpu_sd);
-  const control_set cs_route = read_controls(plan.controls, alone, classes, floor_bps, s.cpu_sd, true);
+  const control_set cs = read_controls(plan.controls, alone, classes, floor_bps, s);
+  const control_set cs_route = read_controls(plan.controls, alone, classes, floor_bps, s, true);
   std::vector<lasting_effect> out;  // each part tested as it is fitted: a fit holds its controls' residuals
   for (std::size_t i = 0; i < plan.screened.size(); ++i) {
     const auto& part = plan.parts[plan.screened[i]];
@@ -676,9 +686,9 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
 }
 
 std::vector<lasting_effect> judge_pairs_alone(const pair_list& pairs, const pair_list& controls,
-                                              const square<double>& alone, const pair_classes& classes, double slow_pct,
-                                              double floor_bps, double cpu_sd) {
-  const control_set cs = read_controls(controls, alone, classes, floor_bps, cpu_sd);
+                                              const square<double>& alone, const pair_classes& classes,
+                                              const model_settings& s, double floor_bps) {
+  const control_set cs = read_controls(controls, alone, classes, floor_bps, s);
   std::vector<lasting_effect> out;
   for (const auto& [a, b] : pairs) {
     // a pair against every control of its path, those that share an end with it too: alone its
@@ -688,7 +698,7 @@ std::vector<lasting_effect> judge_pairs_alone(const pair_list& pairs, const pair
     one.rank = static_cast<std::int32_t>(a);
     // a pair that did not run alone did not recover: it reads as one that moved nothing
     auto f = fit_part(one, {{a, b}}, cs, alone, classes, floor_bps, {}, true);
-    test_part(f, std::log(slow_pct / 100));
+    test_part(f, std::log(s.slow_pct / 100));
     out.push_back(std::move(f.l));
   }
   return out;

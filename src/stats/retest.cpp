@@ -139,7 +139,7 @@ retest_plan plan_job_retest(const square<double>& bw, const square<std::uint8_t>
 std::vector<retest_verdict> judge_retest(const retest_plan& plan, const square<double>& before,
                                          const square<double>& alone, double slow_pct, const pair_classes& class_of,
                                          double floor_bps, const pair_host* host) {
-  const auto effects = judge_pairs_alone(plan.slow, plan.controls, alone, class_of, slow_pct, floor_bps);
+  const auto effects = judge_pairs_alone(plan.slow, plan.controls, alone, class_of, {.slow_pct = slow_pct}, floor_bps);
   // the controls' share of a CPU alone, by path (all of them where its path has none)
   std::map<int, std::vector<double>> cpu_of;
   std::vector<double> cpu_all;

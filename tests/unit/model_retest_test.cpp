@@ -402,11 +402,11 @@ TEST_CASE("model retest: a pair on one CPU whose own CPU has too few pairs is re
   // wider by its core's offset
   const stats::pair_list controls{{0, 2}, {2, 0}, {3, 1}, {0, 1}, {1, 0}, {2, 3}, {3, 2}, {0, 3}, {3, 0}};
   const auto alone = alone_of(1, 3, 0.1, 7);
-  const auto link = stats::judge_pairs_alone({{1, 3}}, controls, alone, classes, 60, 1.0);
+  const auto link = stats::judge_pairs_alone({{1, 3}}, controls, alone, classes, {.slow_pct = 60}, 1.0);
   REQUIRE(link.size() == 1);
   CHECK(std::exp(link[0].effect) == doctest::Approx(0.1).epsilon(0.3));
   CHECK(link[0].hi < std::log(0.6));
-  const auto sure = stats::judge_pairs_alone({{1, 3}}, controls, alone, classes, 60, 1.0, 0);
+  const auto sure = stats::judge_pairs_alone({{1, 3}}, controls, alone, classes, {.slow_pct = 60, .cpu_sd = 0}, 1.0);
   CHECK(link[0].hi - link[0].lo > sure[0].hi - sure[0].lo);
   // rank 2 slow in the run: the plan measures core 1's pairs for its pair on core 0 (2 -> 0),
   // and every pair of its side is read: at full speed alone, cleared
@@ -538,4 +538,36 @@ TEST_CASE("model retest: a counted link is its own pair's evidence, not its ends
   const auto [alone_part, no_link] = judged(false);
   CHECK_FALSE(no_link.counted);
   CHECK(alone_part.counted);
+}
+
+TEST_CASE("model retest: where ranks share CPUs, a rank's pairs alone are one draw of its share, not each a proof") {
+  // three nodes of two ranks, every node's local ranks on vCPUs 0 and 1 of one kernel (as the
+  // emulated cluster pins them) or each on a core of its own. Rank 2's pairs alone all read
+  // `lasting` of the healthy, each within 2 % of it: exact as pairs, but a share every pair of
+  // a rank short of a CPU in the retest has (model_settings::part_sd)
+  const std::vector<std::int32_t> vcpus{0, 1, 0, 1, 0, 1};
+  const stats::model_settings s{.alpha = 1e-3, .slow_pct = 90};
+  const auto rank2 = [&](std::span<const std::int32_t> cpu_group, double lasting) {
+    const stats::pair_classes classes(6, three_by_two, {}, {}, cpu_group);
+    const auto plan = plan_of(mesh({0, 0, -1, 0, 0, 0}, 0.02, 7), three_by_two, classes, s);
+    const auto parts =
+        stats::judge_model_retest(plan, alone(plan, {0, 0, std::log(lasting), 0, 0, 0}, 0.02, 8), classes, s, 1.0);
+    const auto it = std::ranges::find_if(parts, [](const stats::lasting_effect& l) {
+      return l.part.kind == stats::outlier_kind::rank && l.part.rank == 2 && l.part.sends;
+    });
+    REQUIRE(it != parts.end());
+    return *it;
+  };
+  // at 84 %, on cores of its own: eight exact pairs below --slow, counted
+  CHECK(rank2({}, 0.84).counted);
+  // on shared vCPUs the same reading is one draw of the rank's share, a little below --slow:
+  // neither counted nor cleared
+  const auto shared = rank2(vcpus, 0.84);
+  CHECK_FALSE(shared.counted);
+  CHECK_FALSE(shared.cleared);
+  CHECK(std::exp(shared.effect) == doctest::Approx(0.84).epsilon(0.05));
+  // at half it is counted there too: the share widens the interval, it does not blind the test
+  CHECK(rank2(vcpus, 0.5).counted);
+  // and at full speed cleared
+  CHECK(rank2(vcpus, 1).cleared);
 }

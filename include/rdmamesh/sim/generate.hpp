@@ -35,6 +35,8 @@ struct noise_model {
   // ... and each rank draws, for the whole retest, an effect alone on what it sends and one on
   // what it receives (scales, t of `tail`): what all its pairs alone share (its CPU in the retest)
   double alone_send = 0, alone_recv = 0;
+  // ... and each node the same, shared by all its ranks (its device or its kernel in the retest)
+  double node_send = 0, node_recv = 0;
   // Every node's ranks pinned by local rank onto these CPUs of one kernel (the emulated cluster's
   // vCPUs; 0: each node its own CPUs). Alone, each ordered pair of them (i, j) is a path whose
   // pairs share an offset the job draws (normal, sd `cpu_path` between two CPUs, `shared_path`

@@ -79,6 +79,13 @@ struct model_settings {
   // emulated cluster's two vCPUs 0.29 (tools/fit-noise --retest); elsewhere no pair is on one.
   double cpu_sd = 0.29;
   double cpu_dof = 17;  // of cpu_sd: the pairs of CPUs it was measured over
+  // Where a part's ranks share CPUs with other ranks of their kernel: how far a healthy rank's or
+  // node's pairs alone stray together (log sd), a draw the part's pairs all share, so that its
+  // pairs are not independent evidence (a rank short of a CPU in the retest slows every pair it
+  // sends). On the emulated cluster 0.05, the largest of a rank's and a node's shares
+  // (tools/fit-noise --retest over 50 healthy retests); with a core a rank, too small to measure.
+  double part_sd = 0.05;
+  double part_dof = 50;  // of part_sd: the retests it was measured over
 };
 
 // Every part of the run the model can test, each with its effect and its p in this run: a node's

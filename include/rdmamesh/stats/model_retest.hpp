@@ -93,8 +93,8 @@ std::vector<lasting_effect> judge_model_retest(const model_retest_plan& plan, co
 // an end with it too), its lasting effect, 95 % interval and p under "at least --slow % alone".
 // A pair that did not run alone reads as one that moved nothing (`floor_bps`).
 std::vector<lasting_effect> judge_pairs_alone(const pair_list& pairs, const pair_list& controls,
-                                              const square<double>& alone, const pair_classes& classes, double slow_pct,
-                                              double floor_bps, double cpu_sd = model_settings{}.cpu_sd);
+                                              const square<double>& alone, const pair_classes& classes,
+                                              const model_settings& s, double floor_bps);
 
 // By rank, the sides the finder named it in (a rank, NIC or node cause of `found`): bit
 // named_sends for its sends, named_receives for its receives; 0 where it is in none.

@@ -55,6 +55,8 @@ class pair_classes {
   int path(std::uint32_t a, std::uint32_t b, bool with_uplinks = true, bool which_cpu = true) const;
   // Whether both ends are pinned to one CPU that other ranks of their kernel share.
   bool one_cpu(std::uint32_t a, std::uint32_t b) const;
+  // Whether rank r is pinned to CPUs that other ranks of its kernel share.
+  bool shares_cpu(std::uint32_t r) const { return r < cpu_group_.size() && cpu_group_[r] >= 0; }
   static constexpr int rails_key = 16;  // above any count of uplinks
   static bool across(int cls) { return cls % rails_key != 0; }
 
