@@ -615,13 +615,31 @@ void explain_away(std::vector<lasting_effect>& out, const std::vector<double>& b
   for (std::size_t i = 0; i < out.size(); ++i)
     if (out[i].counted) counted.push_back(i);
   std::vector<std::uint8_t> explained(out.size(), 0);
+  // whether part j of the other side, not counted, still reads below --slow alone without its
+  // pairs toward p (so not by p's doing) and is not cleared: it may be what slows p's pairs
+  // with it, and those are no evidence for p (a lossy port's pairs stall at random: too spread
+  // to count it, slow enough to count a receiver of two of them)
+  const auto may_explain = [&](std::size_t j, const model_cause& p) {
+    const model_cause& q = out[j].part;
+    if (out[j].counted || q.sends == p.sends || q.kind == outlier_kind::uplink || !(out[j].effect < slow)) return false;
+    pair_list kept;
+    for (const auto& [a, b] : plan.sides[j])
+      if (!p.holds(q.sends ? b : a)) kept.emplace_back(a, b);
+    if (kept.empty()) return false;
+    auto f = fit_part(q, kept, by_path, alone, classes, floor_bps, held);
+    test_part(f, slow);
+    return f.l.effect < slow && !f.l.cleared;
+  };
   for (const auto i : counted) {
     const model_cause& p = out[i].part;
+    std::vector<std::size_t> others = counted;
+    for (std::size_t j = 0; j < out.size(); ++j)
+      if (may_explain(j, p)) others.push_back(j);
     const auto toward_counted = [&](std::uint32_t a, std::uint32_t b) {
       if (counted_links.contains({a, b})) return true;
       const std::uint32_t partner = p.sends ? b : a;
       return std::ranges::any_of(
-          counted, [&](std::size_t j) { return out[j].part.sends != p.sends && out[j].part.holds(partner); });
+          others, [&](std::size_t j) { return out[j].part.sends != p.sends && out[j].part.holds(partner); });
     };
     pair_list kept;
     for (const auto& [a, b] : plan.sides[i])

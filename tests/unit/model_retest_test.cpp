@@ -470,6 +470,36 @@ TEST_CASE("model retest: a receiver slow alone only toward a counted sender is t
   CHECK_FALSE(parts[1].explained);
 }
 
+TEST_CASE("model retest: a receiver slow alone toward a sender that reads slow alone, counted or not, is not counted") {
+  // node1's port loses packets: alone, some of its pairs stall and the rest run near the
+  // controls, too spread to count it. Rank 5's receives went too; two of its four pairs come from
+  // node1 (one stalled, one at a third) and one from rank 1 reads a third. Counted by those, rank
+  // 5 would be drained for node1's loss; without them it has one slow pair and one fine
+  const stats::pair_classes classes(6, three_by_two);
+  const stats::model_settings s{.alpha = 1e-3, .slow_pct = 90};
+  stats::model_retest_plan plan;
+  plan.parts = {{.kind = stats::outlier_kind::node, .node = 1, .sends = true, .members = {2, 3}},
+                {.kind = stats::outlier_kind::rank, .node = 2, .rank = 5, .sends = false, .members = {5}}};
+  plan.screened = {0, 1};
+  plan.naming = {0, 0};
+  plan.sides = {{{2, 0}, {2, 1}, {2, 4}, {2, 5}, {3, 0}, {3, 1}, {3, 4}, {3, 5}}, {{0, 5}, {1, 5}, {2, 5}, {3, 5}}};
+  plan.controls = {{0, 4}, {4, 0}, {1, 4}, {4, 1}, {0, 2}, {1, 3}};
+  std::mt19937_64 g(7);
+  std::normal_distribution<double> e(0, 0.03);
+  stats::square<double> alone(6, NAN);
+  for (const auto& [a, b] : plan.all()) alone.at(a, b) = std::exp(21 + e(g));
+  for (const auto& [a, b] : {std::pair{2, 0}, {2, 5}, {3, 1}}) alone.at(a, b) = 0;  // stalled
+  for (const auto& [a, b] : {std::pair{2, 1}, {3, 5}}) alone.at(a, b) *= 0.3;
+  const auto parts = stats::judge_model_retest(plan, alone, classes, s, 1.0);
+  REQUIRE(parts.size() == 2);
+  CHECK(parts[0].effect < std::log(0.9));  // node1 slow alone, but too spread to count or clear
+  CHECK_FALSE(parts[0].counted);
+  CHECK_FALSE(parts[0].cleared);
+  CHECK(parts[1].p_slow < s.alpha);  // rank 5 as a whole: Holm counted it ...
+  CHECK_FALSE(parts[1].counted);     // ... but its slow pairs from node1 are node1's evidence
+  CHECK(parts[1].explained);
+}
+
 TEST_CASE("model retest: a rank whose sends moved nothing in the run is retested, not left without a figure") {
   const stats::pair_classes classes(6, three_by_two);
   const stats::model_settings s{.alpha = 1e-3, .slow_pct = 60};

@@ -79,8 +79,9 @@ struct lasting_effect {
 // fine (not below --slow in the run, or cleared alone): then the parts inside stand (`narrowed`).
 // A counted uplink under which parts stand is refit without their pairs, and `narrowed` to them
 // where it no longer passes its bar (they are read against controls through it, so their being
-// fine alone says nothing of it). A counted part is `explained` (and not counted) where, its pairs toward a stronger
-// counted part of the other side, and its counted links, left out, it no longer passes the bar it passed. `held`: pairs
+// fine alone says nothing of it). A counted part is `explained` (and not counted) where, its pairs toward a counted
+// part of the other side, or toward one that reads below --slow alone without its pairs toward it and is not
+// cleared, and its counted links, left out, it no longer passes the bar it passed. `held`: pairs
 // alone that their host held back (judge_retest's `starved`): a part's are left out, and a part most of whose pairs
 // were is `held_back`, neither counted nor cleared. `links`: the slow pairs judged alone (judge_retest); those the run
 // named as links are tested in the same family as the parts, and `counted` where the test rejects.
