@@ -10,6 +10,7 @@
 #include <random>
 #include <set>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "rdmamesh/stats/model_retest.hpp"
@@ -78,6 +79,28 @@ judged_job judge(const std::vector<double>& run, const std::vector<double>& last
   judged_job j{plan_of(mesh(run, 0.02, seed), three_by_two, classes, s), {}};
   j.parts = stats::judge_model_retest(j.plan, alone(j.plan, lasting, alone_sd, seed + 1), classes, s, 1.0);
   return j;
+}
+
+// node1's sends and rank 5's receives (its pairs `rank5`), both chosen by a 3 x 2 run, with
+// controls that touch neither: the plan of the cases where one part may explain another away.
+stats::model_retest_plan node1_and_rank5(stats::pair_list rank5) {
+  stats::model_retest_plan plan;
+  plan.parts = {{.kind = stats::outlier_kind::node, .node = 1, .sends = true, .members = {2, 3}},
+                {.kind = stats::outlier_kind::rank, .node = 2, .rank = 5, .sends = false, .members = {5}}};
+  plan.screened = {0, 1};
+  plan.naming = {0, 0};
+  plan.sides = {{{2, 0}, {2, 1}, {2, 4}, {2, 5}, {3, 0}, {3, 1}, {3, 4}, {3, 5}}, std::move(rank5)};
+  plan.controls = {{0, 4}, {4, 0}, {1, 4}, {4, 1}, {0, 2}, {1, 3}};
+  return plan;
+}
+
+// Every pair of `plan` alone at one healthy rate (log 21), each drawn apart by 3 %.
+stats::square<double> at_full_speed(const stats::model_retest_plan& plan) {
+  std::mt19937_64 g(7);
+  std::normal_distribution<double> e(0, 0.03);
+  stats::square<double> alone(6, NAN);
+  for (const auto& [a, b] : plan.all()) alone.at(a, b) = std::exp(21 + e(g));
+  return alone;
 }
 
 }  // namespace
@@ -442,18 +465,10 @@ TEST_CASE("model retest: a receiver slow alone only toward a counted sender is t
   // come from node1. Without those two, rank 5 receives at full speed: node1's evidence, not its own.
   const stats::pair_classes classes(6, three_by_two);
   const stats::model_settings s{.alpha = 1e-3, .slow_pct = 90};
-  stats::model_retest_plan plan;
-  plan.parts = {{.kind = stats::outlier_kind::node, .node = 1, .sends = true, .members = {2, 3}},
-                {.kind = stats::outlier_kind::rank, .node = 2, .rank = 5, .sends = false, .members = {5}}};
-  plan.screened = {0, 1};
-  plan.naming = {0, 0};
-  plan.sides = {{{2, 0}, {2, 1}, {2, 4}, {2, 5}, {3, 0}, {3, 1}, {3, 4}, {3, 5}}, {{1, 5}, {2, 5}, {3, 5}}};
-  plan.controls = {{0, 4}, {4, 0}, {1, 4}, {4, 1}, {0, 2}, {1, 3}};
-  std::mt19937_64 g(7);
-  std::normal_distribution<double> e(0, 0.03);
-  stats::square<double> alone(6, NAN);
+  const auto plan = node1_and_rank5({{1, 5}, {2, 5}, {3, 5}});
+  auto alone = at_full_speed(plan);
   for (const auto& [a, b] : plan.all())
-    alone.at(a, b) = std::exp(21 + e(g) + (three_by_two[a] == 1 ? std::log(0.02) : 0));
+    if (three_by_two[a] == 1) alone.at(a, b) *= 0.02;
   auto parts = stats::judge_model_retest(plan, alone, classes, s, 1.0);
   REQUIRE(parts.size() == 2);
   CHECK(parts[0].counted);
@@ -473,21 +488,12 @@ TEST_CASE("model retest: a receiver slow alone only toward a counted sender is t
 TEST_CASE("model retest: a receiver slow alone toward a sender that reads slow alone, counted or not, is not counted") {
   // node1's port loses packets: alone, some of its pairs stall and the rest run near the
   // controls, too spread to count it. Rank 5's receives went too; two of its four pairs come from
-  // node1 (one stalled, one at a third) and one from rank 1 reads a third. Counted by those, rank
-  // 5 would be drained for node1's loss; without them it has one slow pair and one fine
+  // node1 (one stalled, one at a third). Counted by those, rank 5 would be drained for node1's
+  // loss; without them its pairs run at full speed
   const stats::pair_classes classes(6, three_by_two);
   const stats::model_settings s{.alpha = 1e-3, .slow_pct = 90};
-  stats::model_retest_plan plan;
-  plan.parts = {{.kind = stats::outlier_kind::node, .node = 1, .sends = true, .members = {2, 3}},
-                {.kind = stats::outlier_kind::rank, .node = 2, .rank = 5, .sends = false, .members = {5}}};
-  plan.screened = {0, 1};
-  plan.naming = {0, 0};
-  plan.sides = {{{2, 0}, {2, 1}, {2, 4}, {2, 5}, {3, 0}, {3, 1}, {3, 4}, {3, 5}}, {{0, 5}, {1, 5}, {2, 5}, {3, 5}}};
-  plan.controls = {{0, 4}, {4, 0}, {1, 4}, {4, 1}, {0, 2}, {1, 3}};
-  std::mt19937_64 g(7);
-  std::normal_distribution<double> e(0, 0.03);
-  stats::square<double> alone(6, NAN);
-  for (const auto& [a, b] : plan.all()) alone.at(a, b) = std::exp(21 + e(g));
+  const auto plan = node1_and_rank5({{0, 5}, {1, 5}, {2, 5}, {3, 5}});
+  auto alone = at_full_speed(plan);
   for (const auto& [a, b] : {std::pair{2, 0}, {2, 5}, {3, 1}}) alone.at(a, b) = 0;  // stalled
   for (const auto& [a, b] : {std::pair{2, 1}, {3, 5}}) alone.at(a, b) *= 0.3;
   const auto parts = stats::judge_model_retest(plan, alone, classes, s, 1.0);
