@@ -163,10 +163,12 @@ def build(res, outdir):
                             f"{v['retest']['runs_sharing']} runs that go to the retest)"
                             if v['retest'].get('runs_sharing', 1) > 1 else ""))
 
-        def alone(c):  # the model's evidence under a cause it judged (rdmamesh's "alone:")
-            a = c.get("alone")
-            return (f"; alone: {fmt(a['pct'])} % of the controls ({fmt(a['interval_pct'][0])}–"
-                    f"{fmt(a['interval_pct'][1])} %), {a['pairs']} pair(s), p {a['p_slow']:.2g}") if a else ""
+        def alone(c):  # the model's evidence under a cause it judged (rdmamesh's "pooled:" and "alone:")
+            p, a = c.get("pooled"), c.get("alone")
+            return ((f"; pooled: its {p['runs']} runs as one fit: {fmt(p['pct'])} % of the median, p {p['p']:.2g}"
+                     if p else "") +
+                    (f"; alone: {fmt(a['pct'])} % of the controls ({fmt(a['interval_pct'][0])}–"
+                     f"{fmt(a['interval_pct'][1])} %), {a['pairs']} pair(s), p {a['p_slow']:.2g}" if a else ""))
 
         # each counted cause with its category and the evidence behind it (rdmamesh's "why:")
         lines += [c["text"] + alone(c) + (f" — {c['category']}: {c['evidence']['text']}"
@@ -180,6 +182,7 @@ def build(res, outdir):
                    "seen, not counted by the retest (alone it is slow only toward a counted part of the other "
                    "side: that part's evidence): " if c.get("explained") else
                    "seen, undecided by the retest: " if c.get("undecided") else
+                   f"seen, not counted on its {c['pooled']['runs']} runs pooled: " if c.get("pooled") else
                    "seen, not counted: ") + c["text"] + alone(c) for c in causes if not c.get("counted")]
         lines += [f"drain {d['node']}: {d['reason']}" for d in v.get("drain", [])]
         verdict = counted

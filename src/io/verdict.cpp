@@ -84,6 +84,9 @@ std::string figures(const stats::folded_cause& c, double expect_bps) {
 std::string in_runs(const stats::folded_cause& c, const stats::job_verdict& v) {
   std::vector<std::string> labels(c.labels.begin(), c.labels.begin() + std::min<std::ptrdiff_t>(c.labels.size(), 4));
   if (c.labels.size() > 4) labels.push_back(fmt::format("{} more", c.labels.size() - 4));
+  if (c.by_pool) {  // each run's noise hid it; their fits pooled did not
+    return fmt::format("over {} runs pooled ({}), named by none alone", c.runs.size(), fmt::join(labels, ", "));
+  }
   if (c.basis == stats::outlier_basis::retest) {  // the runs' noise hid it; their retests did not
     return fmt::format("alone in the retest of {} of {} runs ({})", c.runs.size(), v.runs_judged,
                        fmt::join(labels, ", "));
@@ -103,6 +106,7 @@ json cause_json(std::string_view kind, std::string_view basis, bool counted, std
           {"undecided", false},
           {"explained", false},
           {"alone", nullptr},
+          {"pooled", nullptr},
           {"text", std::move(text)},
           {"runs", json::array()},
           {"run_labels", json::array()},
@@ -139,8 +143,8 @@ std::string cause_sentence(const stats::folded_cause& c, const stats::job_verdic
   std::string s = fmt::format("{}: {} {}", subject(c, ranks, uplinks), figures(c, expect_bps), in_runs(c, v));
   if (c.basis == stats::outlier_basis::retest) {
     s += fmt::format("; {} of its {} pair(s) alone below --slow", c.pairs, c.pairs + c.fine);
-  } else if (c.kind == stats::outlier_kind::node || c.kind == stats::outlier_kind::rank ||
-             c.kind == stats::outlier_kind::uplink || c.kind == stats::outlier_kind::nic) {
+  } else if (!c.by_pool && (c.kind == stats::outlier_kind::node || c.kind == stats::outlier_kind::rank ||
+                            c.kind == stats::outlier_kind::uplink || c.kind == stats::outlier_kind::nic)) {
     s += fmt::format("; {} slow pair(s), {} fine", c.pairs, c.fine);
   }
   if (c.basis == stats::outlier_basis::expect) s += fmt::format(" (below --expect {})", format_rate(expect_bps));
@@ -170,6 +174,7 @@ std::string seen_as(const stats::folded_cause& c) {
   if (c.undecided && std::isnan(c.alone_pct))
     return "seen, undecided by the retest (none of its pairs measured alone): ";
   if (c.undecided) return "seen, undecided by the retest (alone, neither shown below --slow nor cleared above it): ";
+  if (c.pool_runs > 0) return fmt::format("seen, not counted on its {} runs pooled: ", c.pool_runs);
   return "seen, not counted: ";
 }
 
@@ -216,6 +221,10 @@ std::vector<std::string> verdict_lines(const stats::job_verdict& v, std::span<co
   }
   for (const auto& c : v.causes) {
     out.push_back(fmt::format("#   {}{}", seen_as(c), cause_sentence(c, v, ranks, ctx.expect_bps, ctx.uplinks)));
+    if (c.pool_runs > 0) {
+      out.push_back(fmt::format("#     pooled: its {} runs as one fit: {:.0f} % of the median, p {:.2g}", c.pool_runs,
+                                c.pool_pct, c.pool_p));
+    }
     if (!std::isnan(c.alone_pct)) {
       out.push_back(fmt::format("#     alone: {:.0f} % of the controls ({:.0f}–{:.0f} %), {} pair(s), p {:.2g}",
                                 c.alone_pct, c.alone_lo, c.alone_hi, c.alone_pairs, c.alone_p));
@@ -306,6 +315,11 @@ json run_cause_json(const stats::folded_cause& c, const stats::job_verdict& v, s
                                               {"interval_pct", json::array({c.alone_lo, c.alone_hi})},
                                               {"p_slow", c.alone_p},
                                               {"pairs", c.alone_pairs}};
+  // the job's fitted runs pooled as one fit (null: fewer than two): its effect there, the chance
+  // of one that slow in a healthy part before the correction, and whether no run alone named it
+  j["pooled"] = c.pool_runs == 0
+                    ? json(nullptr)
+                    : json{{"runs", c.pool_runs}, {"pct", c.pool_pct}, {"p", c.pool_p}, {"only", c.by_pool}};
   return j;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "rdmamesh/plan/spread.hpp"
 
@@ -144,7 +145,8 @@ noise_model nic_noise() {
   return {"nic", 0.01, 0.5, 0.01, 0.5, 5, 20000, 0.5, 0.01};
 }
 
-simulated_run generate(const fabric_shape& f, const noise_model& nm, const fault& x, std::mt19937_64& g) {
+simulated_run generate(const fabric_shape& f, const noise_model& nm, const fault& x, std::mt19937_64& g,
+                       const simulated_run* first) {
   const std::uint32_t n = f.nodes * f.per_node;
   simulated_run out;
   for (std::uint32_t r = 0; r < n; ++r) {
@@ -164,12 +166,23 @@ simulated_run generate(const fabric_shape& f, const noise_model& nm, const fault
   recv.resize(n);
   for (auto& e : send) e = draw_effect(s_scale, nm.tail, g);
   for (auto& e : recv) e = draw_effect(r_scale, nm.tail, g);
+  if (first != nullptr) {
+    const double fresh = std::sqrt(1 - nm.keep * nm.keep);
+    for (std::uint32_t r = 0; r < n; ++r) {
+      send[r] = nm.keep * first->send[r] + fresh * send[r];
+      recv[r] = nm.keep * first->recv[r] + fresh * recv[r];
+    }
+  }
 
   std::uniform_int_distribution<std::uint32_t> pick(0, n - 1);
   const std::uint32_t victim = pick(g);
   std::uint32_t peer = pick(g);
   while (n > 1 && out.node_of[peer] == out.node_of[victim]) peer = pick(g);
-  if (x.kind != fault_kind::none) {
+  if (first != nullptr) {
+    std::tie(out.fault_node, out.fault_rank, out.fault_rail, out.fault_peer, out.fault_leaf, out.fault_pod) =
+        std::tuple{first->fault_node, first->fault_rank, first->fault_rail,
+                   first->fault_peer, first->fault_leaf, first->fault_pod};
+  } else if (x.kind != fault_kind::none) {
     out.fault_node = out.node_of[victim];
     out.fault_rank = static_cast<std::int32_t>(victim);
     out.fault_rail = out.rail_of[victim];

@@ -2,6 +2,7 @@
 // runs from a noise model and judges each with the real finder and fold; `replay` judges runs
 // recorded by rdmamesh (tools/export-runs) with today's code, to compare with what was named then;
 // `judge` names causes in per-pair figures another tool computed, by the finder's own rule.
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -28,7 +29,8 @@ int replay(const std::string& path, std::uint32_t stated) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error(fmt::format("cannot read {}: run tools/export-runs first", path));
   for (const auto& r : sim::read_runs(in)) {
-    const auto j = sim::judge(r.m, r.size, r.counted, r.cq_mod, r.node_of, r.rail_of, r.slow_pct, {}, stated);
+    const std::array<const stats::run_matrices*, 1> one{&r.m};
+    const auto j = sim::judge(one, r.size, r.counted, r.cq_mod, r.node_of, r.rail_of, r.slow_pct, {}, stated);
     std::string now;
     for (const auto& c : j.verdict.causes) {
       if (c.counted) now += (now.empty() ? "" : ",") + sim::describe(c);
@@ -47,7 +49,7 @@ struct simulate_args {
   std::uint64_t seed = 1;
   double msgs = 0;
   bool header = false, show_kinds = false, retest = false;
-  std::uint32_t stated = 0;
+  std::uint32_t stated = 0, runs = 1;
   double false_alarm_pct = 0;
   std::optional<std::uint32_t> only;
 };
@@ -83,6 +85,11 @@ CLI::App* add_simulate(CLI::App& app, simulate_args& a) {
   cmd->add_option("--seed", a.seed, "Seed")->capture_default_str();
   cmd->add_option("--msgs", a.msgs, "The median pair's count (default: the noise model's)")
       ->check(CLI::Range(0.0, 1e12));
+  cmd->add_option("--runs", a.runs,
+                  "Bandwidth runs a job (one fault; each later run keeps the noise model's share of the first's "
+                  "effects), the verdict folded from all of them")
+      ->check(CLI::Range(1U, 64U))
+      ->capture_default_str();
   cmd->add_flag("--header", a.header, "Print the table's header first");
   cmd->add_flag("--kinds", a.show_kinds, "Below the row, the wrong causes counted, by kind");
   cmd->add_option("--stated", a.stated,
@@ -128,7 +135,7 @@ int simulate(const simulate_args& a) {
   auto nm = noise == "nic" ? sim::nic_noise() : sim::emulator_noise();
   if (a.msgs > 0) nm.msgs = a.msgs;
   const sim::fault x = sim::parse_fault(a.fault_text);
-  const auto t = sim::run_jobs(f, nm, x, jobs, a.seed, stated, a.retest, a.false_alarm_pct / 100, a.only);
+  const auto t = sim::run_jobs(f, nm, x, jobs, a.seed, stated, a.retest, a.false_alarm_pct / 100, a.only, a.runs);
   const double n = static_cast<double>(t.jobs);
   const double healthy_node_jobs = n * (f.nodes - (x.kind == sim::fault_kind::none ? 0 : 1));
   fmt::print("{:>6} {:>4} {:>5} {:>6} {:>9} {:>9} {:>10} {:>6} | {:>8} {:>9} {:>14} {:>9} {:>8}\n", f.nodes, f.per_node,

@@ -65,7 +65,7 @@ std::vector<stats::switch_group> uplinks_of(const std::vector<std::int32_t>& lea
 
 }  // namespace
 
-judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std::uint64_t cq_mod,
+judged judge(std::span<const stats::run_matrices* const> runs, std::uint64_t size, bool counted, std::uint64_t cq_mod,
              const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of, double slow_pct,
              const std::vector<std::int32_t>& leaf_of, std::uint32_t stated_draws, const retest_source* retest,
              const std::vector<std::int32_t>& pod_of, const std::vector<std::int32_t>& cpu_of, double alpha) {
@@ -73,31 +73,45 @@ judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std
   const auto uplinks = uplinks_of(leaf_of, pod_of);
   const stats::finder_settings s{
       .slow_pct = slow_pct, .counted = counted, .alpha = alpha, .max_quantum = cq_mod, .min_pair_s = 0.1};
+  const auto n = static_cast<std::uint32_t>(node_of.size());
+  const stats::pair_classes classes(n, node_of, uplinks, nics, cpu_of);
   judged j;
-  j.report = stats::find_outliers(m, size, node_of, s, uplinks, nics);
-  stats::judged_run run{0, "mesh", &j.report, stats::is_judged(j.report), {}, {}, {}, false, 0};
-  if (retest != nullptr) {  // as app/retest.cpp plans it and app/assemble.cpp judges it
-    const auto n = static_cast<std::uint32_t>(node_of.size());
-    const stats::pair_classes classes(n, node_of, uplinks, nics, cpu_of);
-    const stats::model_settings ms{.alpha = retest->false_alarm, .slow_pct = slow_pct};
-    const auto plan = stats::plan_full_retest(m, classes, ms, j.report, node_of, nics, uplinks);
-    if (!plan.pairs.slow.empty()) {
-      stats::pair_list all = plan.pairs.slow;
-      all.insert(all.end(), plan.pairs.controls.begin(), plan.pairs.controls.end());
-      j.alone = all.size();
-      const auto alone = retest->alone(all);
-      // a pair that moved nothing alone reads half a message over the simulated second
-      const double floor_bps = static_cast<double>(size) / 2;
-      run.alone = stats::judge_retest(plan.pairs, m.tx_bw, alone, slow_pct, classes, floor_bps);
-      run.parts = stats::judge_model_retest(plan.model, alone, classes, ms, floor_bps, {}, run.alone);
-      run.retested = true;
-      run.alpha = ms.alpha;
-    }
+  j.reports.reserve(runs.size());  // the judged runs point into it
+  std::vector<stats::judged_run> judged_runs;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto& m = *runs[i];
+    const auto& report = j.reports.emplace_back(stats::find_outliers(m, size, node_of, s, uplinks, nics));
+    auto& run = judged_runs.emplace_back(stats::judged_run{static_cast<std::uint32_t>(i),
+                                                           fmt::format("mesh {}", i),
+                                                           &report,
+                                                           stats::is_judged(report),
+                                                           {},
+                                                           {},
+                                                           {},
+                                                           false,
+                                                           0});
+    if (retest == nullptr) continue;
+    // as app/retest.cpp plans it and app/assemble.cpp judges it: the job's level split over its runs
+    const auto split = static_cast<std::uint32_t>(runs.size());
+    const stats::model_settings ms{.alpha = retest->false_alarm / split, .slow_pct = slow_pct};
+    const auto plan = stats::plan_full_retest(m, classes, ms, report, node_of, nics, uplinks);
+    if (plan.pairs.slow.empty()) continue;
+    stats::pair_list all = plan.pairs.slow;
+    all.insert(all.end(), plan.pairs.controls.begin(), plan.pairs.controls.end());
+    j.alone += all.size();
+    const auto alone = retest->alone(i, all);
+    // a pair that moved nothing alone reads half a message over the simulated second
+    const double floor_bps = static_cast<double>(size) / 2;
+    run.alone = stats::judge_retest(plan.pairs, m.tx_bw, alone, slow_pct, classes, floor_bps);
+    run.parts = stats::judge_model_retest(plan.model, alone, classes, ms, floor_bps, {}, run.alone);
+    run.retested = true;
+    run.alpha = ms.alpha;
+    run.alpha_runs = split;
   }
-  j.verdict = stats::fold(std::span(&run, 1), node_of, uplinks, nics);
+  j.verdict = stats::fold(judged_runs, node_of, uplinks, nics);
   if (stated_draws > 0) {
-    j.stated =
-        stats::estimate_false_alarms(m, size, node_of, s, uplinks, nics, j.report, {stated_draws, 600, stated_draws});
+    j.stated = stats::estimate_false_alarms(*runs.front(), size, node_of, s, uplinks, nics, j.reports.front(),
+                                            {stated_draws, 600, stated_draws});
   }
   return j;
 }
@@ -162,27 +176,37 @@ bool drawn_slow(const stats::folded_cause& c, const simulated_run& r, const nois
 }  // namespace
 
 tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std::uint32_t jobs, std::uint64_t seed,
-               std::uint32_t stated_draws, bool retest, double false_alarm, std::optional<std::uint32_t> only) {
+               std::uint32_t stated_draws, bool retest, double false_alarm, std::optional<std::uint32_t> only,
+               std::uint32_t runs) {
   std::mt19937_64 g(seed);
   tally t;
   for (std::uint32_t j = 0; j < jobs; ++j) {
-    const auto r = generate(f, nm, x, g);
-    const std::uint64_t alone_seed = g();  // the run's draws stay the same whatever its retest plans
+    std::vector<simulated_run> drawn;
+    std::vector<std::uint64_t> alone_seeds;
+    for (std::uint32_t k = 0; k < std::max(runs, 1U); ++k) {
+      drawn.push_back(generate(f, nm, x, g, drawn.empty() ? nullptr : &drawn.front()));
+      alone_seeds.push_back(g());  // the run's draws stay the same whatever its retest plans
+    }
+    const auto& r = drawn.front();
     if (only && j != *only) continue;
+    std::vector<const stats::run_matrices*> ms;
+    for (const auto& d : drawn) ms.push_back(&d.m);
     double drawing = 0;  // the pairs alone drawn: what rdmamesh measures, not what it judges
-    const retest_source alone{[&](const stats::pair_list& pairs) {
+    const retest_source alone{[&](std::size_t k, const stats::pair_list& pairs) {
                                 const auto d0 = std::chrono::steady_clock::now();
-                                auto out = generate_alone(r, nm, x, pairs, alone_seed);
+                                auto out = generate_alone(drawn[k], nm, x, pairs, alone_seeds[k]);
                                 drawing += std::chrono::duration<double>(std::chrono::steady_clock::now() - d0).count();
                                 return out;
                               },
                               false_alarm > 0 ? false_alarm : default_false_alarm_pct / 100};
     const auto t0 = std::chrono::steady_clock::now();
-    auto v = judge(r.m, 4096, true, 1, r.node_of, r.rail_of, 90, r.leaf_of, stated_draws, retest ? &alone : nullptr,
+    auto v = judge(ms, 4096, true, 1, r.node_of, r.rail_of, 90, r.leaf_of, stated_draws, retest ? &alone : nullptr,
                    r.pod_of, r.cpu_of, alone.false_alarm);
     t.retested += v.alone > 0;
     t.alone += v.alone;
-    t.run_named += std::ranges::any_of(v.report.found, stats::names_a_cause);
+    t.run_named += std::ranges::any_of(v.reports, [](const stats::outlier_report& rep) {
+      return std::ranges::any_of(rep.found, stats::names_a_cause);
+    });
     t.stated_pct += v.stated.drawn > 0 ? v.stated.pct() : 0;
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - drawing;
     t.seconds += took;
@@ -193,7 +217,7 @@ tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std
       t.slowest_job = j;
     }
     ++t.jobs;
-    t.unjudged += !std::isfinite(v.report.threshold_pct);
+    t.unjudged += v.verdict.runs_judged == 0;
     bool hit = false, other = false;
     std::set<std::int32_t> drained, slow_drained;
     for (const auto& c : v.verdict.causes) {

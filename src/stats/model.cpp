@@ -380,6 +380,64 @@ effects_fit fit_effects(const run_matrices& m, std::span<const std::int32_t> nod
   return f;
 }
 
+effects_fit pool_fits(std::span<const effects_fit* const> fits) {
+  if (fits.size() == 1) return *fits.front();
+  effects_fit out;
+  if (fits.empty()) return out;
+  const std::size_t n = fits.front()->send.size(), ups = fits.front()->up.size();
+  out.send.assign(n, 0);
+  out.recv.assign(n, 0);
+  out.n_send.assign(n, 0);
+  out.n_recv.assign(n, 0);
+  out.var_send.assign(n, 0);
+  out.var_recv.assign(n, 0);
+  out.up.assign(ups, 0);
+  out.down.assign(ups, 0);
+  out.n_up.assign(ups, 0);
+  out.n_down.assign(ups, 0);
+  out.over = fits.front()->over;
+  // each effect weighted by the pairs behind it: the pooled error 1.57 noise^2 / pairs + var /
+  // pairs^2 is then the mean's, exactly where the runs' spreads agree
+  std::vector<double> w_send(n, 0), w_recv(n, 0);
+  const auto add = [](double e, std::uint32_t k, double w, double& sum, std::uint32_t& count, double& weight) {
+    if (k == 0 || !std::isfinite(e)) return;
+    sum += e * k * w;
+    count += k;
+    weight += k * w;
+  };
+  std::vector<double> w_up(ups, 0), w_down(ups, 0);
+  double noise2 = 0, pairs = 0;
+  // a run is weighed by how tightly its healthy ranks agree (a run whose ranks stray twice as far
+  // says a quarter as much about any of them), as its own test reads its parts against that spread
+  const auto W = [](double spread) { return spread > 0 ? 1 / (spread * spread) : 1.0; };
+  for (const auto* f : fits) {
+    for (std::size_t r = 0; r < n && r < f->send.size(); ++r) {
+      add(f->send[r], f->n_send[r], W(f->send_scale), out.send[r], out.n_send[r], w_send[r]);
+      add(f->recv[r], f->n_recv[r], W(f->recv_scale), out.recv[r], out.n_recv[r], w_recv[r]);
+      out.var_send[r] += f->var_send[r];
+      out.var_recv[r] += f->var_recv[r];
+      noise2 += f->n_send[r] * f->noise * f->noise;
+      pairs += f->n_send[r];
+    }
+    for (std::size_t u = 0; u < ups && u < f->up.size(); ++u) {
+      add(f->up[u], f->n_up[u], W(f->send_scale), out.up[u], out.n_up[u], w_up[u]);
+      add(f->down[u], f->n_down[u], W(f->recv_scale), out.down[u], out.n_down[u], w_down[u]);
+    }
+  }
+  const auto mean = [](std::vector<double>& sum, const std::vector<double>& weight) {
+    for (std::size_t i = 0; i < sum.size(); ++i) sum[i] = weight[i] > 0 ? sum[i] / weight[i] : nan;
+  };
+  mean(out.send, w_send);
+  mean(out.recv, w_recv);
+  mean(out.up, w_up);
+  mean(out.down, w_down);
+  out.noise = pairs > 0 ? std::sqrt(noise2 / pairs) : 0;
+  out.class_offset.assign(1, 0);
+  out.send_scale = centre_ranks(out.send, out.n_send, out.class_offset);
+  out.recv_scale = centre_ranks(out.recv, out.n_recv, out.class_offset);
+  return out;
+}
+
 std::vector<model_cause> job_parts(std::uint32_t n, std::span<const std::int32_t> node_of,
                                    std::span<const std::int32_t> rail_of, std::span<const switch_group> uplinks) {
   const auto node = [&](std::size_t r) { return r < node_of.size() ? node_of[r] : -1 - static_cast<int>(r); };

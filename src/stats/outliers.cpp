@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <numeric>
 #include <utility>
 
@@ -96,18 +97,6 @@ void each_on_side(const run_pairs& rp, const model_cause& c, bool sends, std::sp
     for (const auto k : sends ? rp.out_of[r] : rp.into[r])
       if (on_side(c, sends, rp.src[k], rp.dst[k], node_of)) each(k);
   }
-}
-
-outlier as_outlier(const model_cause& c, outlier_basis basis, std::span<const switch_group> uplinks) {
-  outlier o{c.kind, basis, c.node, c.kind == outlier_kind::rank ? c.rank : -1, -1, nan, nan, 0, 0};
-  if (c.kind == outlier_kind::nic) o.peer = c.rail;
-  if (c.kind == outlier_kind::uplink) {
-    // the switch whose uplink carries the same pairs the other way: two subtrees hold every rank
-    const auto& mine = uplinks[static_cast<std::size_t>(c.rail)].members;
-    for (const auto& u : uplinks)
-      if (u.sw != c.node && std::ranges::equal(mine, u.members, std::not_equal_to{})) o.peer = u.sw;
-  }
-  return o;
 }
 
 // Where o already names c's unit (the other side), that outlier; else a new one.
@@ -202,16 +191,11 @@ void judge_noise(const run_pairs& rp, const effects_fit& f, std::span<const mode
                  std::span<const std::int32_t> node_of, std::span<const switch_group> uplinks, const finder_settings& s,
                  std::vector<std::uint8_t>& covered, outlier_report& out) {
   const double floor = std::log(s.slow_pct / 100);
-  std::vector<double> p;
-  for (const auto& c : parts) p.push_back(c.p);
-  const auto bars = holm(p, s.alpha);
-  std::vector<std::uint8_t> named(parts.size());
-  for (std::size_t i = 0; i < parts.size(); ++i) named[i] = bars[i] > 0 && parts[i].effect < floor;
   std::vector<const effects_fit::pair*> fit_of(rp.src.size(), nullptr);
   for (const auto& fp : f.pairs)
     if (rp.at[fp.slot] >= 0) fit_of[static_cast<std::size_t>(rp.at[fp.slot])] = &fp;
   std::vector<outlier> found;
-  for (const auto i : resolve(parts, named)) {
+  for (const auto i : standing_parts(parts, s.alpha, s.slow_pct)) {
     const auto& c = parts[i];
     std::uint32_t slow = 0, fine = 0;
     each_on_side(rp, c, c.sends, node_of, [&](std::uint32_t k) {
@@ -280,6 +264,28 @@ std::vector<outlier_report::part_bound> part_bounds(std::span<const model_cause>
 
 }  // namespace
 
+outlier as_outlier(const model_cause& c, outlier_basis basis, std::span<const switch_group> uplinks) {
+  outlier o{c.kind, basis, c.node, c.kind == outlier_kind::rank ? c.rank : -1, -1, nan, nan, 0, 0};
+  if (c.kind == outlier_kind::nic) o.peer = c.rail;
+  if (c.kind == outlier_kind::uplink) {
+    // the switch whose uplink carries the same pairs the other way: two subtrees hold every rank
+    const auto& mine = uplinks[static_cast<std::size_t>(c.rail)].members;
+    for (const auto& u : uplinks)
+      if (u.sw != c.node && std::ranges::equal(mine, u.members, std::not_equal_to{})) o.peer = u.sw;
+  }
+  return o;
+}
+
+std::vector<std::size_t> standing_parts(std::span<const model_cause> parts, double alpha, double slow_pct) {
+  const double floor = std::log(slow_pct / 100);
+  std::vector<double> p;
+  for (const auto& c : parts) p.push_back(c.p);
+  const auto bars = holm(p, alpha);
+  std::vector<std::uint8_t> named(parts.size());
+  for (std::size_t i = 0; i < parts.size(); ++i) named[i] = bars[i] > 0 && parts[i].effect < floor;
+  return resolve(parts, named);
+}
+
 const char* to_string(outlier_kind k) {
   switch (k) {
     case outlier_kind::node: return "node";
@@ -329,8 +335,7 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
   }
   if (out.too_few_msgs || out.too_short) return out;  // an absolute floor holds; the noise cannot be told
   const pair_classes classes(n, node_of, uplinks, nics);
-  const effects_fit f =
-      fit_run(m, node_of, classes, uplinks, s.counted ? static_cast<double>(out.quantum) : 0, msg_size);
+  effects_fit f = fit_run(m, node_of, classes, uplinks, s.counted ? static_cast<double>(out.quantum) : 0, msg_size);
   // what the fit leaves to measure its noise by: its pairs less its offsets and effects (the
   // sends and the receives each centred: one fewer of each)
   std::size_t effects = 0;
@@ -356,6 +361,10 @@ outlier_report find_outliers(const run_matrices& m, std::uint64_t msg_size, std:
   out.threshold_pct = named_below_pct(s.slow_pct, t, std::sqrt(f.noise * f.noise + median_of(var)));
   out.part_bound_pct = part_bounds(parts, s, ms.tail_dof);
   out.parts = std::move(parts);
+  out.alpha = s.alpha;
+  out.slow_pct = s.slow_pct;
+  f.pairs = {};  // N^2 of them: the job pools the effects alone
+  out.fit = std::make_shared<const effects_fit>(std::move(f));
   return out;
 }
 

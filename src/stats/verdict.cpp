@@ -1,6 +1,7 @@
 // Folding the runs' causes into the job's verdict.
 #include "rdmamesh/stats/verdict.hpp"
 #include "rdmamesh/stats/median.hpp"
+#include "rdmamesh/stats/model.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -125,14 +126,100 @@ cause_map collect(std::span<const judged_run> runs, job_verdict& v) {
   return by;
 }
 
-// Which causes the runs named count, on the runs' evidence: most of the judged runs; a failed pair
-// needs no majority (a completion error is not noise). A suspect (one pair, or one rank named by
-// one run: its pairs share one CPU and one process, so they are one draw however many there are)
-// needs more: its link counted alone by the retest (lone_pairs), or most of two or more
-// runs. A retested run's rank, NIC and node causes are the model's to decide (decide_by_model).
-void count_runs(cause_map& by, std::uint32_t runs_judged, const std::set<pair_key>& lone) {
+bool is_part_kind(outlier_kind k) {
+  return k == outlier_kind::rank || k == outlier_kind::nic || k == outlier_kind::node;
+}
+
+// A NIC, node or uplink the runs' noise names: what the runs pooled decide. Not a rank: its pairs
+// are one CPU's draw in each run, and its pinning outlasts the run, so its runs are no independent
+// draws of its network either (a suspect, as in one run).
+bool is_pooled_kind(outlier_kind k, outlier_basis b) {
+  return b == outlier_basis::noise && (k == outlier_kind::nic || k == outlier_kind::node || k == outlier_kind::uplink);
+}
+
+// Several runs are evidence for one fit: their fits pooled (pool_fits), every part tested once as a
+// run's are, at the runs' level; the parts that stand, keyed as the runs name them. Empty where
+// fewer than two runs were fit (one run is its own pool: what it named).
+struct run_pool {
+  std::vector<const judged_run*> runs;
+  std::vector<model_cause> parts;
+  std::vector<std::uint8_t> standing;  // by part
+  std::set<cause_key> stands;
+};
+
+run_pool pool_runs(std::span<const judged_run> runs, std::span<const std::int32_t> node_of,
+                   std::span<const nic_group> nics, std::span<const switch_group> uplinks) {
+  run_pool pool;
+  std::vector<const effects_fit*> fits;
+  for (const auto& run : runs) {
+    if (!run.report || !run.report->fit) continue;
+    pool.runs.push_back(&run);
+    fits.push_back(run.report->fit.get());
+  }
+  if (fits.size() < 2) {
+    pool.runs.clear();
+    return pool;
+  }
+  std::vector<std::int32_t> rail_of(fits.front()->send.size(), -1);
+  for (const auto& g : nics)
+    for (const auto r : g.members)
+      if (r < rail_of.size()) rail_of[r] = g.rail;
+  const auto& first = *pool.runs.front()->report;
+  pool.parts =
+      model_parts(pool_fits(fits), node_of, rail_of, {.alpha = first.alpha, .slow_pct = first.slow_pct}, uplinks);
+  pool.standing.assign(pool.parts.size(), 0);
+  for (const auto i : standing_parts(pool.parts, first.alpha, first.slow_pct)) {
+    pool.standing[i] = 1;
+    const outlier o = as_outlier(pool.parts[i], outlier_basis::noise, uplinks);
+    pool.stands.insert({o.kind, o.basis, o.node, o.rank, o.peer});
+  }
+  return pool;
+}
+
+// Each pooled kind of cause with its figures in the pool; the parts of those kinds that stand and
+// that no run named, causes of their own (`by_pool`), but where a retest decides NICs and nodes.
+void add_pool(cause_map& by, const run_pool& pool, std::span<const switch_group> uplinks, bool retested) {
+  if (pool.runs.empty()) return;
+  for (std::size_t i = 0; i < pool.parts.size(); ++i) {
+    const auto& part = pool.parts[i];
+    const outlier o = as_outlier(part, outlier_basis::noise, uplinks);
+    const cause_key key{o.kind, o.basis, o.node, o.rank, o.peer};
+    auto it = by.find(key);
+    if (it == by.end()) {
+      if (!pool.stands.contains(key) || !is_pooled_kind(o.kind, o.basis) || (retested && is_part_kind(o.kind)))
+        continue;
+      folded_cause c{o.kind, o.basis, o.node, o.rank, o.peer, {}, {}, nan, nan, nan, nan, 0, 0, false};
+      c.by_pool = true;
+      for (const auto* run : pool.runs) add_run(c, run->index, run->label);
+      it = by.emplace(key, std::move(c)).first;
+    }
+    folded_cause& c = it->second;
+    if (!is_pooled_kind(c.kind, c.basis)) continue;
+    if (c.by_pool && pool.standing[i])
+      widen(100 * std::exp(part.effect), part.sends ? c.send_lo : c.recv_lo, part.sends ? c.send_hi : c.recv_hi);
+    // the side it was named for (with the smaller p where both were)
+    if (std::isnan(part.sends ? c.send_lo : c.recv_lo) || (c.pool_runs > 0 && !(part.p < c.pool_p))) continue;
+    c.pool_runs = static_cast<std::uint32_t>(pool.runs.size());
+    c.pool_pct = 100 * std::exp(part.effect);
+    c.pool_p = part.p;
+  }
+}
+
+// Which causes the runs named count, on the runs' evidence: a NIC, node or uplink where the runs
+// pooled name it (with one fitted run, where it named it); others where most of the judged runs
+// named them; a failed pair needs no majority (a completion error is not noise). A suspect (one
+// pair, or one rank one run named: its pairs share one CPU and one process, so they are one draw
+// however many there are) needs more: its link counted alone by the retest (lone_pairs), or most
+// of two or more runs. A retested run's rank, NIC and node causes are the model's to decide
+// (decide_by_model).
+void count_runs(cause_map& by, std::uint32_t runs_judged, const std::set<pair_key>& lone, const run_pool& pool) {
   for (auto& [k, c] : by) {
-    const bool most = 2 * c.runs.size() > std::max<std::uint32_t>(runs_judged, 1);
+    if (is_pooled_kind(c.kind, c.basis) && !pool.runs.empty()) {
+      c.counted = pool.stands.contains(k);
+      continue;
+    }
+    const bool most =
+        is_pooled_kind(c.kind, c.basis) ? !c.runs.empty() : 2 * c.runs.size() > std::max<std::uint32_t>(runs_judged, 1);
     const bool one_run_rank = c.kind == outlier_kind::rank && c.basis == outlier_basis::noise && c.runs.size() < 2;
     const bool suspect = is_suspect(c.kind, c.basis) || one_run_rank;
     c.counted = c.kind == outlier_kind::failed ||
@@ -179,10 +266,6 @@ struct retested_part {
   const lasting_effect* l;
   const judged_run* run;
 };
-
-bool is_part_kind(outlier_kind k) {
-  return k == outlier_kind::rank || k == outlier_kind::nic || k == outlier_kind::node;
-}
 
 void fill_alone(folded_cause& c, const lasting_effect& l) {
   c.alone_pct = 100 * std::exp(l.effect);
@@ -320,7 +403,9 @@ job_verdict fold(std::span<const judged_run> runs, std::span<const std::int32_t>
                  std::span<const switch_group> uplinks, std::span<const nic_group> nics) {
   job_verdict v;
   cause_map by = collect(runs, v);
-  count_runs(by, v.runs_judged, lone_pairs(runs));
+  const run_pool pool = pool_runs(runs, node_of, nics, uplinks);
+  add_pool(by, pool, uplinks, std::ranges::any_of(runs, &judged_run::retested));
+  count_runs(by, v.runs_judged, lone_pairs(runs), pool);
   // a retest measures a part alone, beside healthy controls: stronger evidence than a majority
   // of runs, where the noise of busy rounds can hide a cause in some of them
   decide_by_model(by, runs, node_of, nics, uplinks, v);

@@ -4,9 +4,11 @@
 #include "text.hpp"
 
 #include <cmath>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "rdmamesh/app/provenance.hpp"
 #include "rdmamesh/io/report.hpp"
@@ -319,7 +321,8 @@ TEST_CASE("a node whose retest was held back by its host: listed as undecided wi
   const auto lines = io::verdict_lines(v, ranks, ctx);
   REQUIRE(lines.size() == 3);
   CHECK(has(lines[0], "# verdict: healthy"));
-  CHECK(has(lines[1], "false-alarm level of 0.1 % (the chance of counting any healthy rank, NIC, node or uplink in this job)"));
+  CHECK(has(lines[1],
+            "false-alarm level of 0.1 % (the chance of counting any healthy rank, NIC, node or uplink in this job)"));
   SUBCASE("a job of several runs says each run's share of the level") {
     runs[0].alpha = 2.5e-4;
     runs[0].alpha_runs = 4;
@@ -357,6 +360,58 @@ TEST_CASE("a job none of whose bandwidth runs could be judged is unjudged, never
   runs[1].judged = true;
   CHECK(stats::fold(runs).status == stats::health::healthy);
   CHECK(stats::fold(std::span<const stats::judged_run>{}).status == stats::health::healthy);  // latency only
+}
+
+TEST_CASE("a part the job's runs pooled decide: its pooled line, and one no run named alone") {
+  const auto ranks = three_ranks();
+  stats::job_verdict v;
+  v.status = stats::health::degraded;
+  v.runs = v.runs_judged = 3;
+  stats::folded_cause node{stats::outlier_kind::node,
+                           stats::outlier_basis::noise,
+                           2,
+                           -1,
+                           -1,
+                           {0, 1, 2},
+                           {"mesh 4 KiB", "mesh 64 KiB", "mesh 1 MiB"},
+                           71,
+                           71,
+                           NAN,
+                           NAN,
+                           0,
+                           0,
+                           true};
+  std::tie(node.by_pool, node.pool_runs, node.pool_pct, node.pool_p) = std::tuple{true, 3U, 71.0, 3.2e-7};
+  stats::folded_cause rank{stats::outlier_kind::rank,
+                           stats::outlier_basis::noise,
+                           0,
+                           0,
+                           -1,
+                           {1},
+                           {"mesh 64 KiB"},
+                           60,
+                           60,
+                           NAN,
+                           NAN,
+                           4,
+                           1,
+                           false};
+  std::tie(rank.pool_runs, rank.pool_pct, rank.pool_p) = std::tuple{3U, 95.0, 0.2};
+  v.causes = {node, rank};
+  const io::verdict_context ctx;
+  const auto lines = io::verdict_lines(v, ranks, ctx);
+  const auto text = fmt::format("{}", fmt::join(lines, "\n"));
+  CHECK(has(text,
+            "#   node c (ranks 2): its sends at 71 % of the median over 3 runs pooled (mesh 4 KiB, mesh 64 "
+            "KiB, mesh 1 MiB), named by none alone\n#     pooled: its 3 runs as one fit: 71 % of the median, "
+            "p 3.2e-07"));
+  CHECK(has(text,
+            "#   seen, not counted on its 3 runs pooled: rank 0 (a, rxe0): its sends at 60 % of the median in "
+            "1 of 3 runs (mesh 64 KiB); 4 slow pair(s), 1 fine\n#     pooled: its 3 runs as one fit: 95 % "
+            "of the median, p 0.2"));
+  const auto doc = nlohmann::json::parse(io::verdict_json(v, ranks, ctx));
+  CHECK(doc["causes"][0]["pooled"] == nlohmann::json{{"runs", 3}, {"pct", 71.0}, {"p", 3.2e-7}, {"only", true}});
+  CHECK(doc["causes"][1]["pooled"] == nlohmann::json{{"runs", 3}, {"pct", 95.0}, {"p", 0.2}, {"only", false}});
 }
 
 TEST_CASE("the verdict states the false-alarm level its runs were judged at, with or without --retest") {

@@ -1,10 +1,12 @@
-// The job's verdict: a cause counts when most judged runs name it, a failed pair always, a
-// suspect link (one pair in one run) only when a retest or several runs confirm it, and a
-// retested run's ranks, NICs and nodes as the model's parts alone say.
+// The job's verdict: a rank, NIC, node or uplink counts where the job's runs, pooled as one fit,
+// name it; another cause when most judged runs name it, a failed pair always, a suspect link (one
+// pair in one run) only when a retest or several runs confirm it, and a retested run's ranks,
+// NICs and nodes as the model's parts alone say.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -60,21 +62,75 @@ const folded_cause* find(const job_verdict& v, outlier_kind k) {
 
 }  // namespace
 
-TEST_CASE("a node named in most judged runs is counted and the job is degraded; in a minority it is not") {
-  outlier_report named, clean;
-  named.found = {node2()};
-  std::vector<judged_run> runs{
-      {0, "mesh 4 KiB", &named, true, {}}, {1, "mesh 64 KiB", &named, true, {}}, {2, "pairs 4 KiB", &clean, true, {}}};
-  auto v = fold(runs);
+namespace {
+
+// A mesh run of 6 nodes of 2 ranks: every pair about 2 000 messages of 4 KiB over 1 s, each
+// jittered by up to +-20 % (`seed`), node `slow` sending at `factor` of the rest; judged.
+outlier_report mesh_run(unsigned seed, std::int32_t slow = -1, double factor = 1) {
+  const std::vector<std::int32_t> node_of{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5};
+  const auto n = static_cast<std::uint32_t>(node_of.size());
+  run_matrices m;
+  m.tx_bw = square<double>(n, NAN);
+  m.tx_msgs = square<std::uint64_t>(n, 0);
+  m.tx_s = square<double>(n, NAN);
+  m.flags = square<std::uint8_t>(n, 0);
+  m.round = square<std::int32_t>(n, -1);
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<double> jitter(0.8, 1.2);
+  for (std::uint32_t a = 0; a < n; ++a) {
+    for (std::uint32_t b = 0; b < n; ++b) {
+      if (a == b) continue;
+      const double f = node_of[a] == slow && node_of[b] != slow ? factor : 1;
+      m.tx_msgs.at(a, b) = static_cast<std::uint64_t>(std::llround(2000 * f * jitter(g)));
+      m.tx_s.at(a, b) = 1;
+      m.tx_bw.at(a, b) = static_cast<double>(m.tx_msgs.at(a, b)) * 4096;
+      m.round.at(a, b) = 0;
+    }
+  }
+  return find_outliers(m, 4096, node_of, {.slow_pct = 90, .counted = true});
+}
+
+bool names_node(const outlier_report& r, std::int32_t node) {
+  return std::ranges::any_of(r.found, [&](const outlier& o) { return o.kind == outlier_kind::node && o.node == node; });
+}
+
+}  // namespace
+
+TEST_CASE("a job's runs are one fit: a node slow in each counts on them pooled; one run's slow node alone does not") {
+  const std::vector<std::int32_t> node_of{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5};
+  std::vector<outlier_report> reports;
+  for (unsigned s = 0; s < 8; ++s) reports.push_back(mesh_run(100 + s, 2, 0.8));
+  std::vector<judged_run> runs;
+  for (std::uint32_t i = 0; i < reports.size(); ++i) runs.push_back({i, "mesh 4 KiB", &reports[i], true, {}});
+  // each run alone reads node 2's sends inside its noise: a vote would count nothing
+  const auto named_alone = std::ranges::count_if(reports, [](const outlier_report& r) { return names_node(r, 2); });
+  CHECK(2 * named_alone <= static_cast<std::ptrdiff_t>(reports.size()));
+  auto v = fold(runs, node_of);
   CHECK(v.status == health::degraded);
-  CHECK(v.runs_judged == 3);
-  REQUIRE(find(v, outlier_kind::node) != nullptr);
-  CHECK(find(v, outlier_kind::node)->counted);
-  CHECK(find(v, outlier_kind::node)->runs.size() == 2);
-  runs[1].report = &clean;
-  v = fold(runs);
+  const auto* node = find(v, outlier_kind::node);
+  REQUIRE(node != nullptr);
+  CHECK(node->node == 2);
+  CHECK(node->counted);
+  CHECK(node->pool_runs == 8);
+  CHECK(node->pool_pct == doctest::Approx(80).epsilon(0.05));
+  CHECK(node->pool_p < 1e-3);
+  CHECK(node->by_pool == (named_alone == 0));
+  for (const auto& c : v.causes) CHECK((c.counted == (c.kind == outlier_kind::node && c.node == 2)));
+
+  // node 1 at 60 % in one run of eight, healthy in the others: that run names it, the job does not
+  // (pooled, its sends are above --slow), nor anything else
+  reports.clear();
+  for (unsigned s = 0; s < 8; ++s) reports.push_back(mesh_run(200 + s, s == 0 ? 1 : -1, 0.6));
+  REQUIRE(names_node(reports[0], 1));
+  v = fold(runs, node_of);
   CHECK(v.status == health::healthy);
-  CHECK_FALSE(find(v, outlier_kind::node)->counted);
+  node = find(v, outlier_kind::node);
+  REQUIRE(node != nullptr);
+  CHECK_FALSE(node->counted);
+  CHECK(node->runs == std::vector<std::uint32_t>{0});
+  CHECK(node->pool_pct > 90);
+  // one fitted run is its own pool: what it named counts
+  CHECK(fold(std::span(runs).first(1), node_of).status == health::degraded);
 }
 
 TEST_CASE("a suspect link in one run is not a verdict; a retest that finds it still slow alone is") {

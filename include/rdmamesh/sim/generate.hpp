@@ -80,7 +80,11 @@ struct simulated_run {
 
 // One run of 4 KiB messages over 1 s: a mesh (every pair in one round, sharing each port N-1
 // ways) or spread's rounds (a pair has its ports to itself, so it counts N-1 times more).
-simulated_run generate(const fabric_shape& f, const noise_model& nm, const fault& x, std::mt19937_64& g);
+// `first`: another run of the same job, drawn first: this one has its fault where that one has,
+// and keeps `keep` of its effects (their correlation), drawing the rest afresh, as a rank's
+// placement and core outlast a run.
+simulated_run generate(const fabric_shape& f, const noise_model& nm, const fault& x, std::mt19937_64& g,
+                       const simulated_run* first = nullptr);
 
 // Whether the fault slows pair (a, b) of the run.
 bool faulted(const simulated_run& r, fault_kind k, std::uint32_t a, std::uint32_t b);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,8 @@
 namespace rdmamesh::sim {
 
 struct judged {
-  stats::outlier_report report;
+  std::vector<stats::outlier_report> reports;  // by run
+  const stats::outlier_report& report() const { return reports.front(); }
   stats::job_verdict verdict;
   stats::false_alarms stated;  // the run's own false-alarm estimate (stated_draws > 0)
   std::size_t alone = 0;       // pairs the retest measured alone (slow, fresh and controls)
@@ -26,17 +28,19 @@ struct judged {
 // --retest, simulated: what the pairs the retest plans measure alone (generate_alone), and the
 // level the model judges them at.
 struct retest_source {
-  std::function<stats::square<double>(const stats::pair_list&)> alone;
+  std::function<stats::square<double>(std::size_t run, const stats::pair_list&)> alone;
   double false_alarm = 0;  // --false-alarm, as a fraction
 };
 
-// One bandwidth run judged as rdmamesh judges it by default (app/assemble.cpp, app/ledger.cpp);
-// with `retest`, as rdmamesh --retest does: the run's slow and named pairs planned, measured alone
-// beside controls and judged (app/retest.cpp), and the verdict folded with that evidence.
+// A job's bandwidth runs judged as rdmamesh judges them by default (app/assemble.cpp,
+// app/ledger.cpp): each run by the finder, the job's verdict folded from all of them; with
+// `retest`, as rdmamesh --retest does: each run's slow and named pairs planned, measured alone
+// beside controls and judged (app/retest.cpp) at the job's level split over the runs, and the
+// verdict folded with that evidence. `stated_draws`: the first run's stated level.
 // `leaf_of` (by rank, -1: none): each leaf's uplink is a candidate, as with --topology; `pod_of`
 // (a third tier) each pod's too. `cpu_of` (by rank): the CPU of one kernel it is pinned to, as
 // fabric::cpu_groups reads it (empty: none shared).
-judged judge(const stats::run_matrices& m, std::uint64_t size, bool counted, std::uint64_t cq_mod,
+judged judge(std::span<const stats::run_matrices* const> runs, std::uint64_t size, bool counted, std::uint64_t cq_mod,
              const std::vector<std::int32_t>& node_of, const std::vector<std::int32_t>& rail_of, double slow_pct = 90,
              const std::vector<std::int32_t>& leaf_of = {}, std::uint32_t stated_draws = 0,
              const retest_source* retest = nullptr, const std::vector<std::int32_t>& pod_of = {},
@@ -73,8 +77,9 @@ fault parse_fault(const std::string& text);
 // `false_alarm` (a fraction; 0: rdmamesh's default): the verdict's level, as --false-alarm (the
 // run's, and the retest's).
 // `only` (< jobs): every job drawn as usual, only that one judged, to look into it alone.
+// `runs`: bandwidth runs a job (generate's `first`: one fault, effects that partly last).
 tally run_jobs(const fabric_shape& f, const noise_model& nm, const fault& x, std::uint32_t jobs, std::uint64_t seed,
                std::uint32_t stated_draws = 0, bool retest = false, double false_alarm = 0,
-               std::optional<std::uint32_t> only = {});
+               std::optional<std::uint32_t> only = {}, std::uint32_t runs = 1);
 
 }  // namespace rdmamesh::sim

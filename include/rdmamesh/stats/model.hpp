@@ -70,6 +70,13 @@ effects_fit fit_effects(const run_matrices& m, std::span<const std::int32_t> nod
 effects_fit fit_run(const run_matrices& m, std::span<const std::int32_t> node_of, const pair_classes& classes,
                     std::span<const switch_group> uplinks, double quantum, std::uint64_t msg_size);
 
+// Several runs of one job as one fit: each rank's (and uplink's) effect the mean of its runs',
+// each weighted by the pairs behind it over its run's spread of healthy ranks squared, those pairs
+// and their counts' variances summed, the noise their pairs' root mean square, and how far healthy
+// ranks stray read again from the pooled effects. A part's error is then its mean's over every run, and how far healthy
+// parts stray is read from the pooled parts: what lasts across runs stays in it, what one run drew averages out. The
+// fits' pairs are not kept. One fit is its own pool.
+effects_fit pool_fits(std::span<const effects_fit* const> fits);
 struct model_settings {
   double alpha = 1e-3;   // the chance of naming a healthy part in a run (family-wise)
   double slow_pct = 90;  // --slow: never named above this % of the healthy

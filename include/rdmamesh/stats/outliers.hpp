@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@
 #include "rdmamesh/stats/matrix.hpp"
 
 namespace rdmamesh::stats {
+
+struct effects_fit;  // model.hpp
 
 enum class outlier_kind : std::uint8_t {
   node,    // a node's sends or receives to other nodes
@@ -103,6 +106,10 @@ struct outlier_report {
   // every part the model read, with its effect in this run (empty: the run was not fit): what a
   // retest chooses from, so that it measures what the run's own model showed
   std::vector<model_cause> parts;
+  // the run's model without its pairs (null: not fit), and the level and --slow it was judged
+  // at: what a job's runs pool into one fit (pool_fits)
+  std::shared_ptr<const effects_fit> fit;
+  double alpha = 0, slow_pct = 0;
 };
 
 // Whether a run is evidence for the job's verdict: its noise could be measured, or it named causes
@@ -172,6 +179,14 @@ struct nic_group {
 // The NICs of each node whose ranks use two or more (none where every node drives one).
 std::vector<nic_group> nic_groups(std::span<const std::int32_t> node_of, std::span<const std::int32_t> rail_of);
 
+// Of a run's parts, tested in one family (Holm at `alpha`) and slow below `slow_pct` %, those that
+// stand: a part stands for its direct parts where all of them are named too or none is; where
+// only some are, they stand (one slow rank slows its node's mean). A part held by one that stands
+// is not named apart. By index into `parts`.
+std::vector<std::size_t> standing_parts(std::span<const model_cause> parts, double alpha, double slow_pct);
+// A part as the run names it; an uplink's `peer` is the switch whose uplink carries its pairs
+// the other way, where two subtrees hold every rank.
+outlier as_outlier(const model_cause& c, outlier_basis basis, std::span<const switch_group> uplinks);
 // `m`: the run's matrices; `node_of`: each rank's node; `uplinks`: the switches with a switch
 // above them (--topology); `nics`: the NICs of nodes with several (pairs across rails are then a
 // class of their own: on a rail-optimized fabric they cross the spine). With two subtrees every

@@ -1,8 +1,9 @@
 // The job's verdict: every run's causes folded into one list, each with the runs that named it.
-// A cause counts (and is acted on: its node drained by the health job) when it was named in more
-// than half of the bandwidth runs that were judged; one named less often is listed as seen, not
-// acted on. A suspect (one pair, or a rank one run named) needs two runs, or its pair still slow
-// alone beyond its controls' whole spread. With --retest the model decides a run's rank, NIC and
+// A NIC, node or uplink counts (and is acted on: its node drained by the health job) where the
+// job's runs, their fits pooled as one (pool_fits), name it as one run's test would, at the runs'
+// level (one fitted run: what it named). Other causes count when named in more than half of the
+// judged runs; a suspect (a link, or a rank one run named) needs two runs, or its pair still slow
+// alone beyond chance. With --retest the model decides a run's rank, NIC and
 // node causes (stats/model_retest.hpp): the parts the run showed slow or named are measured alone,
 // and a part counts where Holm's test over every part retested rejects "at least --slow % alone"
 // at the job's false-alarm level; a named part cleared alone counts not, whatever the runs'
@@ -83,6 +84,14 @@ struct folded_cause {
   double alone_hi = std::numeric_limits<double>::quiet_NaN();
   double alone_p = std::numeric_limits<double>::quiet_NaN();
   std::uint32_t alone_pairs = 0;
+  // a NIC, node or uplink of a job of two or more fitted runs: those runs pooled as one fit,
+  // its effect there (% of the median, the side with the smaller p) and that p before the
+  // correction (pool_runs 0: not pooled). `by_pool`: named by no run alone, counted on the pool
+  // (`runs` then the runs pooled)
+  std::uint32_t pool_runs = 0;
+  double pool_pct = std::numeric_limits<double>::quiet_NaN();
+  double pool_p = std::numeric_limits<double>::quiet_NaN();
+  bool by_pool = false;
 };
 
 struct job_verdict {
