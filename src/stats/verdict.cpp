@@ -176,10 +176,11 @@ run_pool pool_runs(std::span<const judged_run> runs, std::span<const std::int32_
   return pool;
 }
 
-// Each pooled kind of cause with its figures in the pool; the parts of those kinds that stand and
+// Each pooled kind of cause with its figure in the pool; the parts of those kinds that stand and
 // that no run named, causes of their own (`by_pool`), but where a retest decides NICs and nodes.
 void add_pool(cause_map& by, const run_pool& pool, std::span<const switch_group> uplinks, bool retested) {
   if (pool.runs.empty()) return;
+  std::map<cause_key, std::tuple<bool, bool, double>> best;
   for (std::size_t i = 0; i < pool.parts.size(); ++i) {
     const auto& part = pool.parts[i];
     const outlier o = as_outlier(part, outlier_basis::noise, uplinks);
@@ -197,8 +198,11 @@ void add_pool(cause_map& by, const run_pool& pool, std::span<const switch_group>
     if (!is_pooled_kind(c.kind, c.basis)) continue;
     if (c.by_pool && pool.standing[i])
       widen(100 * std::exp(part.effect), part.sends ? c.send_lo : c.recv_lo, part.sends ? c.send_hi : c.recv_hi);
-    // the side it was named for (with the smaller p where both were)
-    if (std::isnan(part.sends ? c.send_lo : c.recv_lo) || (c.pool_runs > 0 && !(part.p < c.pool_p))) continue;
+    // its figure: the side the pool names, else a side the runs named, else the smaller p
+    const auto order = std::tuple{!pool.standing[i], std::isnan(part.sends ? c.send_lo : c.recv_lo), part.p};
+    const auto [at, fresh] = best.try_emplace(key, order);
+    if (!fresh && !(order < at->second)) continue;
+    at->second = order;
     c.pool_runs = static_cast<std::uint32_t>(pool.runs.size());
     c.pool_pct = 100 * std::exp(part.effect);
     c.pool_p = part.p;
