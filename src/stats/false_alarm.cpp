@@ -192,12 +192,7 @@ false_alarms draw_false_alarms(const draw_model& model, std::span<const std::int
   // --expect's floor is the user's, not noise: a fabric below it is below it in every draw
   finder_settings noise_only = s;
   noise_only.expect_bps = 0;
-  run_matrices r;
-  r.tx_bw = square<double>(n, nan);
-  r.tx_msgs = square<std::uint64_t>(n, 0);
-  r.tx_s = square<double>(n, nan);
-  r.flags = square<std::uint8_t>(n, 0);
-  r.round = square<std::int32_t>(n, -1);
+  run_matrices r = unmeasured_run(n);
   for (const auto& sl : model.slots) {
     r.tx_s.at(sl.a, sl.b) = sl.secs;
     r.flags.at(sl.a, sl.b) = sl.flags;

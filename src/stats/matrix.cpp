@@ -53,6 +53,16 @@ void merge_round(std::vector<pair_counters>& acc, std::span<const pair_counters>
   }
 }
 
+run_matrices unmeasured_run(std::uint32_t n) {
+  run_matrices m;
+  m.tx_bw = square<double>(n, nan);
+  m.tx_msgs = square<std::uint64_t>(n, 0);
+  m.tx_s = square<double>(n, nan);
+  m.flags = square<std::uint8_t>(n, 0);
+  m.round = square<std::int32_t>(n, -1);
+  return m;
+}
+
 void require_shared_slots(const run_matrices& m) {
   const auto same = [&](const auto& x) {
     return x.n == m.tx_bw.n && x.layout == m.tx_bw.layout && x.slots() == m.tx_bw.slots();

@@ -324,6 +324,18 @@ void settle(effects_fit& f, bool polish) {
   step(f.class_offset, cohort);
 }
 
+// A fit of n ranks and `ups` uplinks, every effect and count 0, no pair
+effects_fit zero_fit(std::size_t n, std::size_t ups, std::size_t cohorts) {
+  effects_fit f;
+  for (auto* v : {&f.send, &f.recv, &f.var_send, &f.var_recv}) v->assign(n, 0);
+  for (auto* v : {&f.n_send, &f.n_recv}) v->assign(n, 0);
+  for (auto* v : {&f.up, &f.down}) v->assign(ups, 0);
+  for (auto* v : {&f.n_up, &f.n_down}) v->assign(ups, 0);
+  f.class_offset.assign(cohorts, 0);
+  f.over.assign(n, {});
+  return f;
+}
+
 }  // namespace
 
 effects_fit fit_run(const run_matrices& m, std::span<const std::int32_t> node_of, const pair_classes& classes,
@@ -335,21 +347,14 @@ effects_fit fit_run(const run_matrices& m, std::span<const std::int32_t> node_of
 
 effects_fit fit_effects(const run_matrices& m, std::span<const std::int32_t> node_of, const fit_options& o) {
   const std::uint32_t n = m.tx_bw.n;
-  effects_fit f;
   std::uint32_t cohorts = 0;
-  f.pairs = fit_pairs(m, node_of, o, cohorts);
-  f.send.assign(n, 0);
-  f.recv.assign(n, 0);
-  f.n_send.assign(n, 0);
-  f.n_recv.assign(n, 0);
-  f.var_send.assign(n, 0);
-  f.var_recv.assign(n, 0);
-  f.class_offset.assign(std::max(cohorts, 1U), 0);
-  f.over.assign(n, {});
+  auto pairs = fit_pairs(m, node_of, o, cohorts);
   // An uplink's effect is told from its ranks' only with another uplink beside it that the same
   // pairs do not cross (with two subtrees every such pair crosses both: only --expect names
   // them), and from its node's port only over two nodes or more
   const std::size_t ups = o.uplinks.size() >= 3 ? o.uplinks.size() : 0;
+  effects_fit f = zero_fit(n, ups, std::max(cohorts, 1U));
+  f.pairs = std::move(pairs);
   for (std::uint32_t u = 0; u < ups; ++u) {
     std::set<std::int32_t> nodes;
     for (std::uint32_t r = 0; r < n && r < o.uplinks[u].members.size(); ++r)
@@ -358,10 +363,6 @@ effects_fit fit_effects(const run_matrices& m, std::span<const std::int32_t> nod
     for (std::uint32_t r = 0; r < n && r < o.uplinks[u].members.size(); ++r)
       if (o.uplinks[u].members[r]) f.over[r].push_back(u);
   }
-  f.up.assign(ups, 0);
-  f.down.assign(ups, 0);
-  f.n_up.assign(ups, 0);
-  f.n_down.assign(ups, 0);
   for (const auto& p : f.pairs) {
     ++f.n_send[p.a];
     ++f.n_recv[p.b];
@@ -381,20 +382,10 @@ effects_fit fit_effects(const run_matrices& m, std::span<const std::int32_t> nod
 }
 
 effects_fit pool_fits(std::span<const effects_fit* const> fits) {
+  if (fits.empty()) return {};
   if (fits.size() == 1) return *fits.front();
-  effects_fit out;
-  if (fits.empty()) return out;
   const std::size_t n = fits.front()->send.size(), ups = fits.front()->up.size();
-  out.send.assign(n, 0);
-  out.recv.assign(n, 0);
-  out.n_send.assign(n, 0);
-  out.n_recv.assign(n, 0);
-  out.var_send.assign(n, 0);
-  out.var_recv.assign(n, 0);
-  out.up.assign(ups, 0);
-  out.down.assign(ups, 0);
-  out.n_up.assign(ups, 0);
-  out.n_down.assign(ups, 0);
+  effects_fit out = zero_fit(n, ups, 1);
   out.over = fits.front()->over;
   // each effect weighted by the pairs behind it: the pooled error 1.57 noise^2 / pairs + var /
   // pairs^2 is then the mean's, exactly where the runs' spreads agree
@@ -432,7 +423,6 @@ effects_fit pool_fits(std::span<const effects_fit* const> fits) {
   mean(out.up, w_up);
   mean(out.down, w_down);
   out.noise = pairs > 0 ? std::sqrt(noise2 / pairs) : 0;
-  out.class_offset.assign(1, 0);
   out.send_scale = centre_ranks(out.send, out.n_send, out.class_offset);
   out.recv_scale = centre_ranks(out.recv, out.n_recv, out.class_offset);
   return out;

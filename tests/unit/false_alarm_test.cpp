@@ -16,6 +16,7 @@
 #include "rdmamesh/sim/generate.hpp"
 #include "rdmamesh/sim/tally.hpp"
 #include "rdmamesh/stats/false_alarm.hpp"
+#include "runs.hpp"
 
 using namespace rdmamesh;
 using namespace rdmamesh::stats;
@@ -27,26 +28,8 @@ constexpr std::uint64_t fa_size = 4096;
 // 3 nodes x 2 ranks, every pair `msgs` messages in 1 s times a factor within +-`spread`, seeded,
 // and times its sender's factor in `senders` (empty: 1)
 run_matrices fa_run(double spread, unsigned seed, double msgs = 2000, std::vector<double> senders = {}) {
-  const std::uint32_t n = 6;
-  run_matrices m;
-  m.tx_bw = square<double>(n, NAN);
-  m.tx_msgs = square<std::uint64_t>(n, 0);
-  m.tx_s = square<double>(n, NAN);
-  m.flags = square<std::uint8_t>(n, 0);
-  m.round = square<std::int32_t>(n, -1);
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<double> d(1 - spread, 1 + spread);
-  for (std::uint32_t a = 0; a < n; ++a) {
-    for (std::uint32_t b = 0; b < n; ++b) {
-      if (a == b) continue;
-      const double sender = senders.empty() ? 1 : senders[a];
-      m.tx_msgs.at(a, b) = static_cast<std::uint64_t>(std::llround(msgs * sender * d(g)));
-      m.tx_s.at(a, b) = 1;
-      m.tx_bw.at(a, b) = static_cast<double>(m.tx_msgs.at(a, b)) * fa_size;
-      m.round.at(a, b) = 0;
-    }
-  }
-  return m;
+  return test::jittered_mesh(6, msgs, spread, seed, fa_size,
+                             [&](std::uint32_t a, std::uint32_t) { return senders.empty() ? 1 : senders[a]; });
 }
 
 const std::vector<std::int32_t> fa_nodes{0, 0, 1, 1, 2, 2};

@@ -6,11 +6,11 @@
 
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "rdmamesh/stats/verdict.hpp"
+#include "runs.hpp"
 
 using namespace rdmamesh::stats;
 
@@ -68,25 +68,9 @@ namespace {
 // jittered by up to +-20 % (`seed`), node `slow` sending at `factor` of the rest; judged.
 outlier_report mesh_run(unsigned seed, std::int32_t slow = -1, double factor = 1) {
   const std::vector<std::int32_t> node_of{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5};
-  const auto n = static_cast<std::uint32_t>(node_of.size());
-  run_matrices m;
-  m.tx_bw = square<double>(n, NAN);
-  m.tx_msgs = square<std::uint64_t>(n, 0);
-  m.tx_s = square<double>(n, NAN);
-  m.flags = square<std::uint8_t>(n, 0);
-  m.round = square<std::int32_t>(n, -1);
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<double> jitter(0.8, 1.2);
-  for (std::uint32_t a = 0; a < n; ++a) {
-    for (std::uint32_t b = 0; b < n; ++b) {
-      if (a == b) continue;
-      const double f = node_of[a] == slow && node_of[b] != slow ? factor : 1;
-      m.tx_msgs.at(a, b) = static_cast<std::uint64_t>(std::llround(2000 * f * jitter(g)));
-      m.tx_s.at(a, b) = 1;
-      m.tx_bw.at(a, b) = static_cast<double>(m.tx_msgs.at(a, b)) * 4096;
-      m.round.at(a, b) = 0;
-    }
-  }
+  const auto m = rdmamesh::test::jittered_mesh(12, 2000, 0.2, seed, 4096, [&](std::uint32_t a, std::uint32_t b) {
+    return node_of[a] == slow && node_of[b] != slow ? factor : 1;
+  });
   return find_outliers(m, 4096, node_of, {.slow_pct = 90, .counted = true});
 }
 

@@ -87,6 +87,10 @@ struct run_matrices {
   square<std::int32_t> round;                // schedule round of the pair; -1 if none
 };
 
+// The matrices the judge reads, N x N, before anything is measured: rates and seconds NaN,
+// counts 0, no flags, no pair in a round.
+run_matrices unmeasured_run(std::uint32_t n);
+
 // The judging code walks one matrix's slots and reads the others' at the same slot: they must
 // share one layout (all dense of one n, or one sparse layout). Throws where they do not.
 void require_shared_slots(const run_matrices& m);
